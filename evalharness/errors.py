@@ -1,0 +1,66 @@
+"""The exception tree.
+
+``UserError`` and its children are problems the user can fix (bad config, no engine,
+unknown harness): the CLI prints them as one short block without a traceback and exits 1.
+Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class EvalHarnessError(Exception):
+    """Base of every error evalharness raises on purpose."""
+
+
+class UserError(EvalHarnessError):
+    """Something the user can fix; printed without a traceback.
+
+    ``hint`` is an optional second line saying what to do.
+    """
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  {self.hint}"
+
+
+class TaskPackError(UserError):
+    """A task pack is malformed: names the file, the line or task, the field and the problem."""
+
+
+class ConfigError(UserError):
+    """A configuration value is wrong or missing."""
+
+
+class PrerequisiteError(UserError):
+    """Something the machine lacks (Docker engine, base image, a binary)."""
+
+
+class SandboxError(EvalHarnessError):
+    """The sandbox (Docker) failed. Infrastructure, never the agent's fault: retried, then counted apart."""
+
+
+class ImageBuildError(SandboxError):
+    """An image could not be built; carries the tail of the build log."""
+
+    def __init__(self, message: str, log_tail: str = ""):
+        super().__init__(message if not log_tail else f"{message}\n--- build log (tail) ---\n{log_tail}")
+        self.log_tail = log_tail
+
+
+class HarnessError(EvalHarnessError):
+    """The harness could not do its job (bad credentials, unknown model, crash).
+
+    Ends the trial with outcome HARNESS_ERROR; the run continues.
+    """
+
+
+class BudgetExhausted(EvalHarnessError):
+    """A per-trial budget (steps, cost, tokens, wall time) was reached."""
+
+    def __init__(self, which: str, limit: float, used: float):
+        super().__init__(f"budget exhausted: {which} limit {limit:g} reached (used {used:g})")
+        self.which, self.limit, self.used = which, limit, used
