@@ -1,0 +1,1 @@
+"""Reports: tables, JSON, Markdown and HTML from the statistics layer's output."""

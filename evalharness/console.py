@@ -1,0 +1,41 @@
+"""Terminal progress for long runs (rich), kept out of the library code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from evalharness.runner import RunConfig, RunSummary, run
+
+
+def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir: Path, db: str | None) -> RunSummary:
+    """Run with a progress bar on stderr; plain lines when stderr is not a terminal."""
+    console = Console(stderr=True)
+    counts: dict[str, int] = {}
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=console, transient=False) as bar:
+        state: dict[str, Any] = {}
+
+        def on_event(event: str, data: dict[str, Any]) -> None:
+            if event == "start":
+                console.print(f"run {data['run_id']}: {data['total']} trials "
+                              f"({data['skipped']} already done, {data['todo']} to run)")
+                state["task"] = bar.add_task("trials", total=data["todo"], counts="")
+            elif event == "log":
+                console.print(f"  {data['message']}")
+            elif event == "trial":
+                counts[data["outcome"]] = counts.get(data["outcome"], 0) + 1
+                text = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+                bar.update(state["task"], advance=1, counts=text)
+                if not sys.stderr.isatty():
+                    console.print(f"  {data['trial']}: {data['outcome']}")
+
+        summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event)
+    console.print(f"run {summary.run_id} finished: {summary.total - summary.skipped} trials run, "
+                  f"{len(summary.images_built)} image(s) built; folder {summary.run_dir}")
+    return summary

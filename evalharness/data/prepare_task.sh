@@ -1,0 +1,26 @@
+#!/bin/bash
+# Make /testbed a repository with exactly one commit: the task's starting point.
+# Usage: prepare_task.sh [UPSTREAM_COMMIT]  (reads /tmp/evalharness-task/defect.diff when present)
+# No history beyond that commit and no remotes: an agent cannot read future commits.
+set -euo pipefail
+cd "${EVALHARNESS_WORKDIR:-/testbed}"
+upstream="${1:-}"
+if [ -n "$upstream" ]; then
+  git -c advice.detachedHead=false checkout -q --force "$upstream"
+fi
+if [ -s /tmp/evalharness-task/defect.diff ]; then
+  git apply --whitespace=nowarn /tmp/evalharness-task/defect.diff
+fi
+rm -rf .git
+export GIT_AUTHOR_NAME=evalharness GIT_AUTHOR_EMAIL=evalharness@localhost
+export GIT_COMMITTER_NAME=evalharness GIT_COMMITTER_EMAIL=evalharness@localhost
+export GIT_AUTHOR_DATE="2000-01-01T00:00:00+0000" GIT_COMMITTER_DATE="2000-01-01T00:00:00+0000"
+git init -q -b main
+git add -A
+git commit -q --no-verify -m "task base${upstream:+ (upstream $upstream)}"
+mkdir -p /etc/evalharness
+git rev-parse HEAD > /etc/evalharness/base_commit
+chmod 644 /etc/evalharness/base_commit
+chown -R agent:agent .
+git config --system --add safe.directory '*'
+rm -rf /tmp/evalharness-task

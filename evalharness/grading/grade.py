@@ -1,0 +1,138 @@
+"""Grade a submitted patch in a fresh sandbox from the pristine task image.
+
+Steps: apply the patch (a patch that does not apply is an outcome, not a crash); restore every
+test file of the task so the agent's edits to tests never count; apply the task's test_patch;
+run the test command; parse per-test statuses; cross-check with the exit code; decide.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, parse
+from evalharness.packs import PackSpec
+from evalharness.sandbox.base import Sandbox
+from evalharness.types import Outcome, TaskSpec
+
+WORK = "/tmp/evalharness-grade"
+JUNIT_XML = f"{WORK}/junit.xml"
+PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
+TEST_CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
+_DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
+_PLAIN_PATHS = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)", re.M)
+
+
+@dataclass
+class GradeResult:
+    outcome: Outcome
+    reason: str
+    tests: dict[str, str] = field(default_factory=dict)
+    """Status of every FAIL_TO_PASS and PASS_TO_PASS test ('missing' when the run did not report it)."""
+    test_exit_code: int | None = None
+    test_output: str = ""
+    junit_xml: str | None = None
+    patch_applied: bool = False
+    touched_test_files: list[str] = field(default_factory=list)
+    touched_test_config: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {**self.__dict__, "outcome": self.outcome.value}
+
+
+def patch_files(patch: str) -> list[str]:
+    """Paths a unified diff touches (both sides of renames), without /dev/null."""
+    found = {p for pair in _DIFF_PATHS.findall(patch) for p in pair}
+    if not found:
+        found = set(_PLAIN_PATHS.findall(patch))
+    return sorted(p for p in found if p != "/dev/null" and p != "dev/null")
+
+
+def _q(paths: list[str]) -> str:
+    return " ".join(shlex.quote(p) for p in paths)
+
+
+def _apply(sandbox: Sandbox, diff: str, name: str) -> tuple[bool, str]:
+    """git apply, then a fuzzier `patch` as SWE-bench does; returns (applied, log)."""
+    path = f"{WORK}/{name}"
+    sandbox.write_file(path, diff if diff.endswith("\n") else diff + "\n")
+    first = sandbox.exec(f"git apply --verbose --whitespace=nowarn {path}", timeout=120)
+    if first.exit_code == 0:
+        return True, first.output
+    second = sandbox.exec(f"patch --batch --fuzz=5 -p1 -i {path}", timeout=120)
+    if second.exit_code == 0:
+        return True, first.output + second.output
+    sandbox.exec("git checkout -q -- . && git clean -fdq", timeout=120)  # leave no half-applied hunks
+    return False, first.output + second.output
+
+
+def _restore_test_files(sandbox: Sandbox, task: TaskSpec, base: str) -> None:
+    files = sorted(set(patch_files(task.test_patch)) | set(task.test_files))
+    if not files:
+        return
+    for path in files:  # at base: restore; not at base: remove (the test_patch adds it back)
+        sandbox.exec(f"if git cat-file -e {base}:{shlex.quote(path)} 2>/dev/null; then "
+                     f"git checkout -q {base} -- {shlex.quote(path)}; else rm -f {shlex.quote(path)}; fi",
+                     timeout=60)
+
+
+def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> GradeResult:
+    """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
+    touched = patch_files(patch)
+    protected = set(patch_files(task.test_patch)) | set(task.test_files)
+    result = GradeResult(outcome=Outcome.UNRESOLVED, reason="",
+                         touched_test_files=sorted(set(touched) & protected),
+                         touched_test_config=sorted(p for p in touched if PurePosixPath(p).name in TEST_CONFIG_NAMES))
+    base = sandbox.base_commit()
+    sandbox.exec(f"mkdir -p {WORK}", timeout=30)
+    if patch.strip():
+        applied, log = _apply(sandbox, patch, "patch.diff")
+        if not applied:
+            result.outcome, result.reason, result.test_output = Outcome.PATCH_APPLY_FAILED, "patch did not apply", log
+            return result
+        result.patch_applied = True
+    _restore_test_files(sandbox, task, base)
+    if task.test_patch.strip():
+        applied, log = _apply(sandbox, task.test_patch, "test_patch.diff")
+        if not applied:
+            result.outcome, result.reason = Outcome.TEST_RUN_ERROR, "the task's test_patch does not apply (task defect)"
+            result.test_output = log
+            return result
+    return _run_tests(task, spec, sandbox, result)
+
+
+def _run_tests(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
+    command = spec.test_command.format(test_files=_q(task.test_files), junit_xml=JUNIT_XML)
+    run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
+    result.test_exit_code, result.test_output = run.exit_code, run.output
+    if run.timed_out:
+        result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
+        return result
+    junit = result.junit_xml = _read_optional(sandbox, JUNIT_XML)
+    statuses = parse(spec.log_parser, TestRun(log=run.output, exit_code=run.exit_code, junit_xml=junit))
+    wanted = task.FAIL_TO_PASS + task.PASS_TO_PASS
+    result.tests = {t: statuses[t].value if t in statuses else "missing" for t in wanted}
+    if not statuses:
+        result.outcome = Outcome.TEST_RUN_ERROR
+        result.reason = f"the test command reported no tests (exit {run.exit_code})"
+        return result
+    ok, why = consistent_with_exit_code(statuses, run.exit_code)
+    if not ok:
+        result.outcome, result.reason = Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}"
+        return result
+    failing = [t for t in wanted if statuses.get(t) not in PASSING]
+    if failing:
+        result.outcome = Outcome.UNRESOLVED if result.patch_applied else Outcome.NO_PATCH
+        result.reason = f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]}"
+    else:
+        result.outcome, result.reason = Outcome.RESOLVED, f"all {len(wanted)} required tests pass"
+    return result
+
+
+def _read_optional(sandbox: Sandbox, path: str) -> str | None:
+    try:
+        return sandbox.read_file(path).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None

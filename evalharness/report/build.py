@@ -1,0 +1,42 @@
+"""Assemble a report (plain data) from trials; renderers turn it into text, JSON, Markdown or HTML."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from evalharness.stats.table import per_task_table, score_table
+
+SCORE_FIELDS = ["config", "n_tasks", "n_trials", "n_infra", "resolve_rate", "ci_low", "ci_high", "se",
+                "interval", "mean_cost_usd", "cost_per_resolved", "mean_tokens", "note"]
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):
+        return _clean(value.item())
+    return value
+
+
+def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float = 0.95) -> dict[str, Any]:
+    """The report's content: per configuration the resolve rate with a task-clustered interval,
+    per-task solve counts, outcome counts (infrastructure failures apart), and run metadata."""
+    table = score_table(df, by=("harness", "model"), level=level)
+    scores = [{k: _clean(row[k]) for k in SCORE_FIELDS if k in row} for _, row in table.iterrows()]
+    per_task = per_task_table(df)
+    outcomes = (df.groupby(["config", "outcome"]).size().unstack(fill_value=0)
+                if len(df) else pd.DataFrame())
+    return {
+        "runs": [{k: str(v) for k, v in r.items() if k in ("run_id", "created_at", "status", "pack")} for r in runs],
+        "level": level,
+        "scores": scores,
+        "per_task": {"columns": [str(c) for c in per_task.columns],
+                     "rows": [[str(v) for v in row] for row in per_task.reset_index().values.tolist()],
+                     "index": per_task.index.name or "task_id"},
+        "outcomes": {cfg: {k: int(v) for k, v in row.items() if v} for cfg, row in outcomes.iterrows()},
+        "n_trials": int(len(df)),
+        "n_infra": int(df["infra"].sum()) if len(df) else 0,
+    }

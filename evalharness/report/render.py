@@ -1,0 +1,130 @@
+"""Render a built report as a terminal table, JSON, Markdown or HTML (with a plot)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+FORMATS = ("table", "json", "md", "html")
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _money(x: Any) -> str:
+    return "unknown" if x is None else f"${x:.4f}"
+
+
+def score_rows(report: dict[str, Any]) -> list[list[str]]:
+    level = int(round(report["level"] * 100))
+    rows = [["configuration", "tasks", "trials", "infra", "resolve rate", f"{level}% interval", "cost/trial",
+             "cost/resolved", "tokens/trial", "note"]]
+    for s in report["scores"]:
+        rows.append([s["config"], str(s["n_tasks"]), str(s["n_trials"]), str(s["n_infra"]), _pct(s["resolve_rate"]),
+                     f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] ({s.get('interval') or '-'})",
+                     _money(s.get("mean_cost_usd")), _money(s.get("cost_per_resolved")),
+                     "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}", s.get("note") or ""])
+    return rows
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, default=str)
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "table":
+        return render_text(report)
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _md_table(rows: list[list[str]]) -> str:
+    head, *body = rows
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    runs = ", ".join(f"`{r['run_id']}` ({r['pack']}, {r['status']})" for r in report["runs"])
+    pt = report["per_task"]
+    parts = [f"# evalharness report\n\nRuns: {runs}. Trials: {report['n_trials']}, "
+             f"infrastructure failures (left out of rates): {report['n_infra']}.\n",
+             "## Resolve rate per configuration\n", _md_table(score_rows(report)),
+             "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level).\n",
+             "## Solved seeds per task\n", _md_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
+             "\n## Outcomes\n", _md_table(_outcome_rows(report))]
+    return "\n".join(parts) + "\n"
+
+
+def _outcome_rows(report: dict[str, Any]) -> list[list[str]]:
+    kinds = sorted({k for counts in report["outcomes"].values() for k in counts})
+    rows = [["configuration", *kinds]]
+    rows += [[cfg, *[str(counts.get(k, 0)) for k in kinds]] for cfg, counts in report["outcomes"].items()]
+    return rows
+
+
+def render_text(report: dict[str, Any]) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(record=True, width=160, file=io.StringIO())
+    head, *body = score_rows(report)
+    table = Table(title=f"Resolve rate per configuration ({report['n_trials']} trials, "
+                        f"{report['n_infra']} infrastructure failures left out)")
+    for column in head:
+        table.add_column(column, overflow="fold")
+    for row in body:
+        table.add_row(*row)
+    console.print(table)
+    pt = report["per_task"]
+    tasks = Table(title="Solved seeds per task")
+    for column in [pt["index"], *pt["columns"]]:
+        tasks.add_column(column)
+    for row in pt["rows"]:
+        tasks.add_row(*row)
+    console.print(tasks)
+    return console.export_text()
+
+
+def plot_png(report: dict[str, Any]) -> bytes | None:
+    """Resolve rates with their intervals, one bar per configuration."""
+    scores = [s for s in report["scores"] if s["resolve_rate"] is not None]
+    if not scores:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.6 * len(scores) + 1.2), dpi=110)
+    ys = range(len(scores))
+    rates = [s["resolve_rate"] * 100 for s in scores]
+    low = [max(0.0, r - (s["ci_low"] * 100 if s["ci_low"] is not None else r)) for r, s in zip(rates, scores)]
+    high = [max(0.0, (s["ci_high"] * 100 if s["ci_high"] is not None else r) - r) for r, s in zip(rates, scores)]
+    ax.errorbar(rates, list(ys), xerr=[low, high], fmt="o", capsize=4, color="#1f4e79")
+    ax.set_yticks(list(ys), [s["config"] for s in scores])
+    ax.set_xlim(-2, 102)
+    ax.set_xlabel(f"resolve rate, % ({int(round(report['level'] * 100))}% task-level interval)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def render_html(report: dict[str, Any]) -> str:
+    env = Environment(loader=PackageLoader("evalharness.report", "templates"), autoescape=select_autoescape())
+    png = plot_png(report)
+    head, *body = score_rows(report)
+    pt = report["per_task"]
+    return env.get_template("report.html.j2").render(
+        report=report, score_head=head, score_body=body, plot=base64.b64encode(png).decode() if png else None,
+        task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report))

@@ -1,0 +1,234 @@
+"""Run the matrix tasks x harnesses x models x seeds with bounded concurrency, resumably.
+
+Each trial is recorded once. Infrastructure failures are retried with backoff and, if they
+persist, recorded as their own outcome (never as agent failures); a resume retries them.
+A SIGKILL at any moment loses only the trials in flight; Ctrl-C removes every container.
+"""
+
+from __future__ import annotations
+
+import platform
+import secrets
+import signal
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalharness.errors import ConfigError, SandboxError, UserError
+from evalharness.harness.registry import load_harness
+from evalharness.packs import Pack, load_pack
+from evalharness.rundir import git_revision, trial_dir, write_json, write_trial
+from evalharness.sandbox.base import Limits
+from evalharness.sandbox.docker import remove_labelled
+from evalharness.sandbox.engine import docker_client
+from evalharness.sandbox.images import ImageBuilder
+from evalharness.store import Store, database_url
+from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, trial_files
+from evalharness.types import AgentResult, Budget, ModelEndpoint, Outcome
+
+__all__ = ["RunConfig", "RunSummary", "run", "new_run_id"]
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run; stored as its snapshot (no secrets: keys are env var names)."""
+
+    model_config = ConfigDict(extra="forbid")
+    pack: str
+    harnesses: list[str] = Field(min_length=1)
+    models: list[ModelEndpoint] = Field(default_factory=list)
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    workers: int = Field(default=2, gt=0)
+    budget: Budget = Field(default_factory=Budget)
+    cpus: float = Field(default=1.0, gt=0)
+    memory: str = "2g"
+    pids: int = Field(default=512, gt=0)
+    infra_retries: int = Field(default=2, ge=0)
+    retry_backoff_s: float = Field(default=2.0, ge=0)
+    tasks: list[str] | None = None
+    """Restrict the run to these task ids."""
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    run_dir: Path
+    total: int
+    skipped: int
+    counts: dict[str, int] = field(default_factory=dict)
+    images_built: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("evalharness", "docker", "litellm", "openai", "anthropic", "mini-swe-agent", "pandas", "scipy"):
+        try:
+            out[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _matrix(pack: Pack, config: RunConfig) -> list[Trial]:
+    harnesses = [load_harness(name) for name in config.harnesses]
+    names = [h.name for h in harnesses]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two harnesses share a name: {names}")
+    tasks = pack.tasks
+    if config.tasks:
+        unknown = sorted(set(config.tasks) - {t.instance_id for t in tasks})
+        if unknown:
+            raise ConfigError(f"unknown task ids for pack {pack.name}: {', '.join(unknown)}")
+        tasks = [t for t in tasks if t.instance_id in set(config.tasks)]
+    trials = []
+    for harness in harnesses:
+        models: list[ModelEndpoint | None] = [None]
+        if getattr(harness, "uses_model", True):
+            if not config.models:
+                raise ConfigError(f"harness {harness.name} needs a model: pass --model")
+            models = list(config.models)
+        for model in models:
+            for task in tasks:
+                trials += [Trial(task, harness, model, seed) for seed in config.seeds]
+    return trials
+
+
+def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir: Path = Path("runs"),
+        db: str | None = None, progress: Progress | None = None) -> RunSummary:
+    """Run (or resume) a run and return its summary. Ctrl-C raises KeyboardInterrupt after cleanup."""
+    progress = progress or (lambda event, data: None)
+    store = Store(database_url(db or runs_dir / "evalharness.db"))
+    if resume:
+        stored = store.get_run(resume)
+        config = RunConfig.model_validate(stored["config"]["run"])
+        run_id = resume
+    elif config is None:
+        raise UserError("nothing to run: give a configuration or --resume RUN_ID")
+    else:
+        run_id = new_run_id()
+    pack = load_pack(config.pack)
+    if resume and pack.content_hash != stored["pack_hash"]:
+        raise UserError(f"pack {config.pack} changed since run {run_id} started",
+                        "resume only with the same pack content; start a new run otherwise")
+    trials = _matrix(pack, config)
+    run_dir = runs_dir / run_id
+    if not resume:
+        snapshot = _snapshot(config, pack, trials)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_json(run_dir / "manifest.json", {"run_id": run_id, **snapshot})
+        store.create_run(run_id, pack=pack.name, pack_hash=pack.content_hash, version=_versions().get("evalharness", "?"),
+                         git_commit=snapshot["revision"]["commit"], config=snapshot)
+    done = store.done_trials(run_id)
+    todo = [t for t in trials if t.trial_id(pack.name) not in done]
+    summary = RunSummary(run_id, run_dir, total=len(trials), skipped=len(trials) - len(todo))
+    client = docker_client()
+    ctx = TrialContext(run_id, pack, client, ImageBuilder(client, log=lambda m: progress("log", {"message": m})),
+                       config.budget, Limits(cpus=config.cpus, memory=config.memory, pids=config.pids))
+    progress("start", {"run_id": run_id, "total": len(trials), "todo": len(todo), "skipped": summary.skipped})
+    store.set_status(run_id, "running")
+    try:
+        _execute(ctx, store, config, todo, run_dir, summary, progress)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        store.set_status(run_id, "interrupted")
+        raise
+    finally:
+        remove_labelled(client, run_id)
+        summary.images_built = list(ctx.images.built)
+    store.set_status(run_id, "completed")
+    return summary
+
+
+def _snapshot(config: RunConfig, pack: Pack, trials: list[Trial]) -> dict[str, Any]:
+    harnesses = {t.harness.name: t.harness.config() for t in trials}
+    return {"run": config.model_dump(mode="json"), "pack": {"name": pack.name, "version": pack.spec.version,
+            "hash": pack.content_hash, "path": str(pack.root)}, "harnesses": harnesses, "versions": _versions(),
+            "revision": git_revision(Path(__file__).resolve().parent), "host": platform.node(),
+            "created_at": datetime.now(timezone.utc).isoformat()}
+
+
+def _execute(ctx: TrialContext, store: Store, config: RunConfig, todo: list[Trial], run_dir: Path,
+             summary: RunSummary, progress: Progress) -> None:
+    stop = threading.Event()
+    previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if previous is not None:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="eh-trial")
+    try:
+        futures: dict[Future, Trial] = {pool.submit(_trial_with_retries, ctx, store, config, t, run_dir, stop): t
+                                        for t in todo}
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                outcome = future.result()
+                summary.counts[outcome.value] = summary.counts.get(outcome.value, 0) + 1
+                progress("trial", {"trial": futures[future].trial_id(ctx.pack.name), "outcome": outcome.value})
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        remove_labelled(ctx.client, ctx.run_id)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, trial: Trial, run_dir: Path,
+                        stop: threading.Event) -> Outcome:
+    attempts, out = 0, None
+    while out is None:
+        attempts += 1
+        try:
+            out = run_trial(ctx, trial)
+        except SandboxError as e:  # image build failures are SandboxErrors too
+            if stop.is_set():
+                return Outcome.SANDBOX_ERROR
+            if attempts <= config.infra_retries:
+                time.sleep(config.retry_backoff_s * 2 ** (attempts - 1))
+                continue
+            kind = Outcome.INFRA_ERROR if type(e).__name__ == "ImageBuildError" else Outcome.SANDBOX_ERROR
+            now = datetime.now(timezone.utc)
+            out = TrialOutput(kind, f"{type(e).__name__}: {e}"[:2000], AgentResult(exit_status="infra"), None, now, now,
+                              log=[f"attempt {attempts}: {e}"])
+    if stop.is_set():  # interrupted mid-trial: its result may be an artefact of the teardown; do not keep it
+        return out.outcome
+    _record(ctx, store, trial, out, attempts, run_dir)
+    return out.outcome
+
+
+def _record(ctx: TrialContext, store: Store, trial: Trial, out: TrialOutput, attempts: int, run_dir: Path) -> None:
+    pack = ctx.pack.name
+    folder = trial_dir(run_dir, pack, trial.task.instance_id, trial.harness.name, trial.model_label, trial.seed)
+    write_trial(folder, trial_files(trial, out, attempts, {"run_id": ctx.run_id}))
+    usage = out.agent.usage
+    store.record_trial({
+        "run_id": ctx.run_id, "trial_id": trial.trial_id(pack), "pack": pack, "task_id": trial.task.instance_id,
+        "harness": trial.harness.name, "model": trial.model_label, "seed": trial.seed,
+        "outcome": out.outcome.value, "resolved": out.outcome.resolved, "infra": out.outcome.is_infra,
+        "reason": out.reason, "attempts": attempts, "cost_usd": usage.cost_usd,
+        "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+        "cached_tokens": usage.cached_tokens, "calls": usage.calls,
+        "duration_s": (out.finished_at - out.started_at).total_seconds(), "started_at": out.started_at,
+        "finished_at": out.finished_at, "repo": trial.task.repo or trial.task.metadata.get("repo", ""),
+        "detail": str(folder.relative_to(run_dir.parent)),
+    })

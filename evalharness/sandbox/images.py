@@ -1,0 +1,225 @@
+"""Image tiers: base -> environment (repository + dependencies) -> task (one-commit work tree).
+
+Every tag is a content hash of its recipe, so an unchanged recipe is never rebuilt and a
+changed one always is. Builds use host networking and can inject a CA bundle so pip works
+behind TLS-intercepting proxies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shlex
+import tarfile
+import threading
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import docker
+import requests
+from docker.errors import DockerException, ImageNotFound
+
+from evalharness.errors import ImageBuildError, PrerequisiteError
+from evalharness.packs import GitSource, Pack, PathSource, PypiSdistSource
+from evalharness.types import TaskSpec
+
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+FORWARDED_BUILD_ENV = ("PIP_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+                       "no_proxy")
+Log = Callable[[str], None]
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _data(name: str) -> bytes:
+    return resources.files("evalharness.data").joinpath(name).read_bytes()
+
+
+def image_exists(client: docker.DockerClient, tag: str) -> bool:
+    try:
+        client.images.get(tag)
+        return True
+    except ImageNotFound:
+        return False
+
+
+@dataclass(frozen=True)
+class BaseRecipe:
+    """A minimal Debian with Python, git and CA certificates."""
+
+    name: str
+    suite: str
+    packages: tuple[str, ...]
+    official_image: str
+
+    @property
+    def tag(self) -> str:
+        return f"evalharness/base:{self.name}-{_hash(self.suite, self.packages)}"
+
+
+BASE_RECIPES = {
+    "bookworm": BaseRecipe("bookworm", "bookworm", ("python3", "python3-venv", "git", "ca-certificates", "patch"),
+                           "debian:bookworm-slim"),
+}
+
+
+def base_recipe(name: str) -> BaseRecipe:
+    try:
+        return BASE_RECIPES[name]
+    except KeyError:
+        raise PrerequisiteError(f"unknown base image recipe {name!r}", f"known: {', '.join(BASE_RECIPES)}") from None
+
+
+def require_base(client: docker.DockerClient, name: str) -> str:
+    tag = base_recipe(name).tag
+    if not image_exists(client, tag):
+        raise PrerequisiteError(f"base image {tag} is missing",
+                                f"build it with: evalharness sandbox bootstrap --base {name}")
+    return tag
+
+
+@dataclass
+class BuildContext:
+    """A Dockerfile plus the files it copies, hashed without the CA bundle (host-specific)."""
+
+    dockerfile: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    unhashed: dict[str, bytes] = field(default_factory=dict)
+
+    def digest(self, *extra: object) -> str:
+        files = {k: hashlib.sha256(v).hexdigest() for k, v in sorted(self.files.items())}
+        return _hash(self.dockerfile, files, *extra)
+
+    def tar(self) -> io.BytesIO:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for name, data in {"Dockerfile": self.dockerfile.encode(), **self.files, **self.unhashed}.items():
+                info = tarfile.TarInfo(name)
+                info.size, info.mode = len(data), 0o755 if name.endswith((".sh", ".py")) else 0o644
+                tar.addfile(info, io.BytesIO(data))
+        buf.seek(0)
+        return buf
+
+
+def _source_steps(pack: Pack, ctx: BuildContext) -> list[str]:
+    src, workdir = pack.spec.environment.source, pack.spec.environment.workdir
+    if isinstance(src, PypiSdistSource):
+        ctx.files["unpack_sdist.py"] = _data("unpack_sdist.py")
+        return ["COPY unpack_sdist.py /usr/local/lib/evalharness/unpack_sdist.py",
+                f"RUN pip download --no-deps --no-binary :all: -d /tmp/sdist {shlex.quote(f'{src.name}=={src.version}')}"
+                f" && python3 /usr/local/lib/evalharness/unpack_sdist.py /tmp/sdist {workdir} {src.sha256 or ''}"
+                " && rm -rf /tmp/sdist"]
+    if isinstance(src, GitSource):
+        return [f"RUN git clone -q {shlex.quote(src.url)} {workdir} && git -C {workdir} checkout -q {shlex.quote(src.ref)}"]
+    assert isinstance(src, PathSource)
+    root = (pack.root / src.path).resolve()
+    if not root.is_dir():
+        raise ImageBuildError(f"pack {pack.name}: environment.source.path {src.path} is not a folder ({root})")
+    ctx.files["source.tar"] = _tar_dir(root)
+    return [f"ADD source.tar {workdir}/"]
+
+
+def _tar_dir(root: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path in sorted(root.rglob("*")):
+            info = tar.gettarinfo(str(path), arcname=str(path.relative_to(root)))
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            tar.addfile(info, path.open("rb") if path.is_file() else None)
+    return buf.getvalue()
+
+
+def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None) -> BuildContext:
+    env = pack.spec.environment
+    ctx = BuildContext(dockerfile="")
+    ctx.files["prepare_task.sh"] = _data("prepare_task.sh")
+    lines = [f"FROM {base_tag}",
+             *[f"ARG {name}" for name in FORWARDED_BUILD_ENV],
+             "ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 "
+             "PIP_ROOT_USER_ACTION=ignore PYTHONDONTWRITEBYTECODE=1"]
+    if ca_bundle is not None:
+        ctx.unhashed["ca-bundle.crt"] = ca_bundle
+        ca = "/etc/evalharness/ca-bundle.crt"
+        lines += [f"COPY ca-bundle.crt {ca}",
+                  f"ENV PIP_CERT={ca} SSL_CERT_FILE={ca} REQUESTS_CA_BUNDLE={ca} GIT_SSL_CAINFO={ca}"]
+    lines += ["RUN (id -u agent >/dev/null 2>&1 || useradd -m -u 1000 -s /bin/bash agent) && python3 -m venv /opt/venv",
+              "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin VIRTUAL_ENV=/opt/venv",
+              *_source_steps(pack, ctx),
+              f"WORKDIR {env.workdir}"]
+    if env.pip:
+        lines.append("RUN pip install " + " ".join(shlex.quote(r) for r in env.pip))
+    lines += [f"RUN {cmd}" for cmd in env.setup]
+    lines.append("COPY prepare_task.sh /usr/local/bin/evalharness-prepare-task")
+    ctx.dockerfile = "\n".join(lines) + "\n"
+    return ctx
+
+
+def task_context(pack: Pack, task: TaskSpec, env_tag: str) -> BuildContext:
+    ctx = BuildContext(dockerfile="")
+    lines = [f"FROM {env_tag}"]
+    if task.defect_patch:
+        ctx.files["defect.diff"] = task.defect_patch.encode()
+        lines.append("COPY defect.diff /tmp/evalharness-task/defect.diff")
+    upstream = shlex.quote(task.base_commit) if task.base_commit else ""
+    lines.append(f"RUN EVALHARNESS_WORKDIR={pack.spec.environment.workdir} evalharness-prepare-task {upstream}")
+    ctx.dockerfile = "\n".join(lines) + "\n"
+    return ctx
+
+
+class ImageBuilder:
+    """Builds the image tiers of packs, each tag at most once, and says which it built."""
+
+    def __init__(self, client: docker.DockerClient, *, ca_bundle: Path | None = None, log: Log | None = None):
+        self.client = client
+        path = ca_bundle if ca_bundle is not None else (HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None)
+        self.ca_bundle = path.read_bytes() if path else None
+        self.log = log or (lambda line: None)
+        self.built: list[str] = []
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def env_image(self, pack: Pack) -> str:
+        base_tag = require_base(self.client, pack.spec.environment.base)
+        ctx = environment_context(pack, base_tag, self.ca_bundle)
+        tag = f"evalharness/env.{pack.name.lower()}:{ctx.digest()}"
+        return self._ensure(tag, ctx, pack.spec.timeouts.build_s, {"evalharness.pack": pack.name})
+
+    def task_image(self, pack: Pack, task: TaskSpec) -> str:
+        env_tag = self.env_image(pack)
+        ctx = task_context(pack, task, env_tag)
+        tag = f"evalharness/task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
+        return self._ensure(tag, ctx, pack.spec.timeouts.build_s,
+                            {"evalharness.pack": pack.name, "evalharness.task": task.instance_id})
+
+    def _ensure(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str]) -> str:
+        with self._guard:
+            lock = self._locks.setdefault(tag, threading.Lock())
+        with lock:
+            if not image_exists(self.client, tag):
+                self.log(f"building {tag}")
+                build_image(self.client, tag, ctx, timeout=timeout, labels=labels)
+                self.built.append(tag)
+        return tag
+
+
+def build_image(client: docker.DockerClient, tag: str, ctx: BuildContext, *, timeout: float,
+                labels: dict[str, str] | None = None) -> None:
+    """Build with host networking; raise ImageBuildError with the log tail on failure."""
+    buildargs = {k: v for k, v in os.environ.items() if k in FORWARDED_BUILD_ENV}
+    log: list[str] = []
+    try:
+        for chunk in client.api.build(fileobj=ctx.tar(), custom_context=True, tag=tag, rm=True, forcerm=True,
+                                      network_mode="host", decode=True, timeout=int(timeout), labels=labels,
+                                      buildargs=buildargs):
+            if "stream" in chunk:
+                log.append(chunk["stream"])
+            if "error" in chunk:
+                raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}", "".join(log)[-3000:])
+    except (DockerException, requests.exceptions.RequestException) as e:
+        raise ImageBuildError(f"building {tag} failed: {e}", "".join(log)[-3000:]) from e

@@ -1,0 +1,159 @@
+"""Results store: SQLAlchemy Core over SQLite (default) or any database URL (PostgreSQL).
+
+Each trial is written once, in one transaction, after its run folder is complete. A trial
+whose stored outcome is an infrastructure failure may be replaced by a retry (on resume);
+nothing else is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from evalharness.errors import UserError
+
+metadata = sa.MetaData()
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("run_id", sa.String(80), primary_key=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("pack", sa.String(200), nullable=False),
+    sa.Column("pack_hash", sa.String(64), nullable=False),
+    sa.Column("evalharness_version", sa.String(40), nullable=False),
+    sa.Column("git_commit", sa.String(64), nullable=True),
+    sa.Column("config", sa.Text, nullable=False),
+)
+
+trials = sa.Table(
+    "trials", metadata,
+    sa.Column("run_id", sa.String(80), sa.ForeignKey("runs.run_id"), primary_key=True),
+    sa.Column("trial_id", sa.String(400), primary_key=True),
+    sa.Column("pack", sa.String(200), nullable=False),
+    sa.Column("task_id", sa.String(200), nullable=False),
+    sa.Column("harness", sa.String(200), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("seed", sa.Integer, nullable=False),
+    sa.Column("outcome", sa.String(40), nullable=False),
+    sa.Column("resolved", sa.Boolean, nullable=False),
+    sa.Column("infra", sa.Boolean, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("cost_usd", sa.Float, nullable=True),
+    sa.Column("input_tokens", sa.Integer, nullable=False),
+    sa.Column("output_tokens", sa.Integer, nullable=False),
+    sa.Column("cached_tokens", sa.Integer, nullable=False),
+    sa.Column("calls", sa.Integer, nullable=False),
+    sa.Column("duration_s", sa.Float, nullable=False),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("repo", sa.String(200), nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+)
+
+schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
+
+MIGRATIONS: list[str] = []
+"""SQL statements applied in order after version 1; the index + 2 is the version they bring."""
+
+
+def database_url(path_or_url: str | Path) -> str:
+    text = str(path_or_url)
+    return text if "://" in text else f"sqlite:///{Path(text).resolve()}"
+
+
+class Store:
+    """Thread-safe access to runs and trials."""
+
+    def __init__(self, url: str):
+        self.url = url
+        kwargs: dict[str, Any] = {"future": True}
+        if url.startswith("sqlite:///"):
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        if url.startswith("sqlite"):
+            kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
+        self.engine = sa.create_engine(url, **kwargs)
+        if url.startswith("sqlite"):
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._lock = threading.Lock()
+        self._migrate()
+
+    def _migrate(self) -> None:
+        metadata.create_all(self.engine)
+        with self.engine.begin() as conn:
+            current = conn.execute(sa.select(schema_version.c.version)).scalar()
+            if current is None:
+                conn.execute(schema_version.insert().values(version=1 + len(MIGRATIONS)))
+                return
+            for statement in MIGRATIONS[current - 1:]:
+                conn.execute(sa.text(statement))
+            conn.execute(schema_version.update().values(version=1 + len(MIGRATIONS)))
+
+    def create_run(self, run_id: str, *, pack: str, pack_hash: str, version: str, git_commit: str | None,
+                   config: dict[str, Any]) -> None:
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(runs.insert().values(
+                run_id=run_id, created_at=_now(), status="running", pack=pack, pack_hash=pack_hash,
+                evalharness_version=version, git_commit=git_commit, config=json.dumps(config, sort_keys=True)))
+
+    def set_status(self, run_id: str, status: str) -> None:
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(runs.update().where(runs.c.run_id == run_id).values(status=status))
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(runs).where(runs.c.run_id == run_id)).mappings().first()
+        if row is None:
+            raise UserError(f"no run {run_id!r} in {self.url}", "list runs with: evalharness runs")
+        return {**row, "config": json.loads(row["config"])}
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        counts = (sa.select(trials.c.run_id, sa.func.count().label("trials"),
+                            sa.func.sum(sa.cast(trials.c.resolved, sa.Integer)).label("resolved"))
+                  .group_by(trials.c.run_id).subquery())
+        query = (sa.select(runs.c.run_id, runs.c.created_at, runs.c.status, runs.c.pack, counts.c.trials,
+                           counts.c.resolved)
+                 .select_from(runs.outerjoin(counts, runs.c.run_id == counts.c.run_id))
+                 .order_by(runs.c.created_at))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def record_trial(self, row: dict[str, Any]) -> None:
+        """Insert one trial; replaces only a stored infrastructure failure of the same trial."""
+        with self._lock, self.engine.begin() as conn:
+            key = (trials.c.run_id == row["run_id"]) & (trials.c.trial_id == row["trial_id"])
+            existing = conn.execute(sa.select(trials.c.infra).where(key)).first()
+            if existing is not None:
+                if not existing.infra:
+                    raise RuntimeError(f"trial {row['trial_id']} of run {row['run_id']} is already recorded")
+                conn.execute(trials.delete().where(key))
+            conn.execute(trials.insert().values(**row))
+
+    def done_trials(self, run_id: str) -> set[str]:
+        """Trials with a final (non-infrastructure) result."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(trials.c.trial_id).where((trials.c.run_id == run_id) & ~trials.c.infra))
+            return {r.trial_id for r in rows}
+
+    def trial_rows(self, run_ids: list[str]) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            query = sa.select(trials).where(trials.c.run_id.in_(run_ids)).order_by(trials.c.run_id, trials.c.trial_id)
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)

@@ -1,0 +1,144 @@
+"""One trial: start a sandbox, let the harness work, grade in a fresh sandbox, keep everything."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import docker
+
+from evalharness.errors import BudgetExhausted, EvalHarnessError, HarnessError, SandboxError
+from evalharness.grading.grade import GradeResult, grade
+from evalharness.packs import Pack
+from evalharness.sandbox.base import Limits
+from evalharness.sandbox.docker import DockerSandbox
+from evalharness.sandbox.images import ImageBuilder
+from evalharness.types import NO_MODEL, AgentResult, Budget, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One task x harness x model x seed."""
+
+    task: TaskSpec
+    harness: Harness
+    model: ModelEndpoint | None
+    seed: int
+
+    @property
+    def model_label(self) -> str:
+        return self.model.label if self.model else NO_MODEL
+
+    def trial_id(self, pack: str) -> str:
+        return f"{pack}/{self.task.instance_id}/{self.harness.name}/{self.model_label}/seed-{self.seed}"
+
+
+@dataclass
+class TrialContext:
+    """What every trial of a run shares."""
+
+    run_id: str
+    pack: Pack
+    client: docker.DockerClient
+    images: ImageBuilder
+    budget: Budget
+    limits: Limits
+
+
+@dataclass
+class TrialOutput:
+    outcome: Outcome
+    reason: str
+    agent: AgentResult
+    grade: GradeResult | None
+    started_at: datetime
+    finished_at: datetime
+    timings: dict[str, float] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def run_trial(ctx: TrialContext, trial: Trial) -> TrialOutput:
+    """Run one attempt. Raises SandboxError (incl. image build failures) for the caller to retry."""
+    started, log, timings = _now(), [], {}
+    spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
+    t0 = time.monotonic()
+    image = ctx.images.task_image(ctx.pack, trial.task)
+    timings["image_s"] = time.monotonic() - t0
+    log.append(f"image {image}")
+    t0 = time.monotonic()
+    agent = _run_agent(ctx, trial, image, trial_id, log)
+    timings["agent_s"] = time.monotonic() - t0
+    if agent.budget_exhausted:
+        return TrialOutput(Outcome.BUDGET_EXHAUSTED, f"budget exhausted: {agent.budget_exhausted}", agent, None,
+                           started, _now(), timings, log)
+    if agent.exit_status == "error":
+        return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
+                           timings, log)
+    t0 = time.monotonic()
+    with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="grader", limits=ctx.limits,
+                       workdir=spec.environment.workdir, default_timeout=spec.timeouts.exec_s) as grader:
+        grader.start()
+        result = grade(trial.task, spec, agent.patch, grader)
+    timings["grade_s"] = time.monotonic() - t0
+    log.append(f"graded: {result.outcome.value} ({result.reason})")
+    return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log)
+
+
+def _run_agent(ctx: TrialContext, trial: Trial, image: str, trial_id: str, log: list[str]) -> AgentResult:
+    spec = ctx.pack.spec
+    wall = ctx.budget.max_wall_s or spec.timeouts.agent_s
+    with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent", limits=ctx.limits,
+                       workdir=spec.environment.workdir, default_timeout=spec.timeouts.exec_s) as sandbox:
+        sandbox.start()
+        sandbox.set_wall_budget(wall)
+        log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
+        try:
+            return trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=ctx.budget)
+        except BudgetExhausted as e:
+            log.append(str(e))
+            return AgentResult(patch="", exit_status="budget_exhausted", budget_exhausted=e.which,
+                               error=str(e), usage=getattr(e, "usage", None) or Usage())
+        except SandboxError:
+            raise
+        except HarnessError as e:
+            log.append(f"harness error: {e}")
+            return AgentResult(exit_status="error", error=str(e), usage=getattr(e, "usage", None) or Usage())
+        except EvalHarnessError as e:
+            return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}")
+        except Exception as e:  # a bug in the harness: the trial ends, the run goes on, the traceback is kept
+            return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:])
+
+
+def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, Any]) -> dict[str, Any]:
+    """The contents of a trial's run folder."""
+    result = {
+        "outcome": out.outcome.value, "reason": out.reason, "attempts": attempts,
+        "task_id": trial.task.instance_id, "harness": trial.harness.name, "model": trial.model_label,
+        "seed": trial.seed, "started_at": out.started_at.isoformat(), "finished_at": out.finished_at.isoformat(),
+        "timings": out.timings, "usage": out.agent.usage.model_dump(), "exit_status": out.agent.exit_status,
+        "error": out.agent.error, "grade": _grade_summary(out.grade), **extra,
+    }
+    files: dict[str, Any] = {
+        "patch.diff": out.agent.patch,
+        "trajectory.json": {"steps": out.agent.trajectory, "usage": out.agent.usage.model_dump()},
+        "result.json": result,
+        "trial.log": "\n".join(out.log) + "\n",
+    }
+    if out.grade is not None:
+        files["test_output.txt"] = out.grade.test_output
+        if out.grade.junit_xml:
+            files["junit.xml"] = out.grade.junit_xml
+    return files
+
+
+def _grade_summary(grade: GradeResult | None) -> dict[str, Any] | None:
+    if grade is None:
+        return None
+    return {k: v for k, v in grade.to_dict().items() if k not in ("test_output", "junit_xml")}
