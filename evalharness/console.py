@@ -16,26 +16,31 @@ def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir:
     """Run with a progress bar on stderr; plain lines when stderr is not a terminal."""
     console = Console(stderr=True)
     counts: dict[str, int] = {}
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=console, transient=False) as bar:
-        state: dict[str, Any] = {}
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                   console=console, transient=False)
+    state: dict[str, Any] = {}
 
-        def on_event(event: str, data: dict[str, Any]) -> None:
-            if event == "start":
-                console.print(f"run {data['run_id']}: {data['total']} trials "
-                              f"({data['skipped']} already done, {data['todo']} to run)")
-                state["task"] = bar.add_task("trials", total=data["todo"], counts="")
-            elif event == "log":
-                console.print(f"  {data['message']}")
-            elif event == "trial":
-                counts[data["outcome"]] = counts.get(data["outcome"], 0) + 1
-                text = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-                bar.update(state["task"], advance=1, counts=text)
-                if not sys.stderr.isatty():
-                    console.print(f"  {data['trial']}: {data['outcome']}")
+    def on_event(event: str, data: dict[str, Any]) -> None:
+        if event == "start":
+            console.print(f"run {data['run_id']}: {data['total']} trials "
+                          f"({data['skipped']} already done, {data['todo']} to run)")
+            bar.start()
+            state["task"] = bar.add_task("trials", total=data["todo"], counts="")
+        elif event == "log":
+            console.print(f"  {data['message']}")
+        elif event == "trial":
+            counts[data["outcome"]] = counts.get(data["outcome"], 0) + 1
+            text = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            bar.update(state["task"], advance=1, counts=text)
+            if not sys.stderr.isatty():
+                console.print(f"  {data['trial']}: {data['outcome']}")
 
+    try:
         summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event)
+    finally:
+        if "task" in state:
+            bar.stop()
     console.print(f"run {summary.run_id} finished: {summary.total - summary.skipped} trials run, "
                   f"{len(summary.images_built)} image(s) built; folder {summary.run_dir}")
     return summary

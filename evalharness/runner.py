@@ -111,9 +111,10 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         db: str | None = None, progress: Progress | None = None) -> RunSummary:
     """Run (or resume) a run and return its summary. Ctrl-C raises KeyboardInterrupt after cleanup."""
     progress = progress or (lambda event, data: None)
-    store = Store(database_url(db or runs_dir / "evalharness.db"))
+    store_url = database_url(db or runs_dir / "evalharness.db")
+    stored: dict[str, Any] = {}
     if resume:
-        stored = store.get_run(resume)
+        stored = Store(store_url).get_run(resume)
         config = RunConfig.model_validate(stored["config"]["run"])
         run_id = resume
     elif config is None:
@@ -125,6 +126,8 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         raise UserError(f"pack {config.pack} changed since run {run_id} started",
                         "resume only with the same pack content; start a new run otherwise")
     trials = _matrix(pack, config)
+    client = docker_client()
+    store = Store(store_url)
     run_dir = runs_dir / run_id
     if not resume:
         snapshot = _snapshot(config, pack, trials)
@@ -135,7 +138,6 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     done = store.done_trials(run_id)
     todo = [t for t in trials if t.trial_id(pack.name) not in done]
     summary = RunSummary(run_id, run_dir, total=len(trials), skipped=len(trials) - len(todo))
-    client = docker_client()
     ctx = TrialContext(run_id, pack, client, ImageBuilder(client, log=lambda m: progress("log", {"message": m})),
                        config.budget, Limits(cpus=config.cpus, memory=config.memory, pids=config.pids))
     progress("start", {"run_id": run_id, "total": len(trials), "todo": len(todo), "skipped": summary.skipped})

@@ -21,6 +21,8 @@ WORK = "/tmp/evalharness-grade"
 JUNIT_XML = f"{WORK}/junit.xml"
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
 TEST_CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
+PROTECTED_CONFIG_NAMES = {"conftest.py", "pytest.ini"}
+"""Test-harness files a patch may not change: reverted before the tests run (a fix never needs them)."""
 _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 _PLAIN_PATHS = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)", re.M)
 
@@ -68,8 +70,9 @@ def _apply(sandbox: Sandbox, diff: str, name: str) -> tuple[bool, str]:
     return False, first.output + second.output
 
 
-def _restore_test_files(sandbox: Sandbox, task: TaskSpec, base: str) -> None:
-    files = sorted(set(patch_files(task.test_patch)) | set(task.test_files))
+def _restore_test_files(sandbox: Sandbox, task: TaskSpec, base: str, touched_config: list[str]) -> None:
+    protected_config = {p for p in touched_config if PurePosixPath(p).name in PROTECTED_CONFIG_NAMES}
+    files = sorted(set(patch_files(task.test_patch)) | set(task.test_files) | protected_config)
     if not files:
         return
     for path in files:  # at base: restore; not at base: remove (the test_patch adds it back)
@@ -93,7 +96,7 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> Grade
             result.outcome, result.reason, result.test_output = Outcome.PATCH_APPLY_FAILED, "patch did not apply", log
             return result
         result.patch_applied = True
-    _restore_test_files(sandbox, task, base)
+    _restore_test_files(sandbox, task, base, result.touched_test_config)
     if task.test_patch.strip():
         applied, log = _apply(sandbox, task.test_patch, "test_patch.diff")
         if not applied:

@@ -106,9 +106,11 @@ def parse_pytest_log(log: str) -> Statuses:
 
 # --- Django -------------------------------------------------------------------------------
 
-# "test_x (app.tests.Class)" before Python 3.11, "test_x (app.tests.Class.test_x)" after.
-_DJ_TEST = re.compile(r"(\w+) \(([A-Za-z_]\w*(?:\.\w+)+)\)(?= \.\.\. |$)")
-_DJ_HEADER = re.compile(r"^(FAIL|ERROR): (\w+ \([A-Za-z_]\w*(?:\.\w+)+\))")
+# "test_x (app.tests.Class)" before Python 3.11, "test_x (app.tests.Class.test_x)" after;
+# a subtest adds " [message]" and/or " (param=1)", and its status counts for its test.
+_DJ_ID = r"(\w+) \(([A-Za-z_]\w*(?:\.\w+)+)\)"
+_DJ_TEST = re.compile(_DJ_ID + r"(?: \[.*?\])?(?: \(.*?\))?(?= \.\.\.(?: |$)|$)")
+_DJ_HEADER = re.compile(r"^(FAIL|ERROR|UNEXPECTED SUCCESS): " + _DJ_ID)
 _DJ_END = re.compile(r"^(Ran \d+ tests? in |={20,}$)")
 
 
@@ -152,16 +154,18 @@ def parse_django_log(log: str) -> Statuses:
             pending, waiting_doc = waiting_doc, None
         else:
             waiting_doc, tail = None, None
-            starts = list(_DJ_TEST.finditer(line))
-            if starts:
+            header = _DJ_HEADER.match(line)
+            starts = [] if header else list(_DJ_TEST.finditer(line))
+            if header:
+                test_id = f"{header.group(2)} ({header.group(3)})"
+                merge(results, test_id, ERROR if header.group(1) == "ERROR" else FAILED)
+            elif starts:
                 last = starts[-1]
                 pending = f"{last.group(1)} ({last.group(2)})"
                 if last.end() == len(line):
                     waiting_doc, pending = pending, None
                 else:
                     tail = line[last.end() + 5:]
-            elif header := _DJ_HEADER.match(line):
-                merge(results, header.group(2), FAILED if header.group(1) == "FAIL" else ERROR)
             elif _DJ_END.match(line):
                 pending = None
             elif pending:

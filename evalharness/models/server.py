@@ -9,6 +9,7 @@ It records every request, secrets redacted. ``evalharness model-server --script 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,6 +40,16 @@ class _Answer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: "ScriptedModelServer"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client dropping a keep-alive connection is normal; anything else is printed as usual."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class ScriptedModelServer:
     """``with ScriptedModelServer(script) as server:`` serves ``script`` on ``server.url`` until exit.
 
@@ -56,7 +67,7 @@ class ScriptedModelServer:
         self._records: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._in_flight = 0
         self.max_in_flight = 0
@@ -64,11 +75,10 @@ class ScriptedModelServer:
 
     # lifecycle ---------------------------------------------------------------------------
     def start(self) -> "ScriptedModelServer":
-        httpd = ThreadingHTTPServer((self._host, self._port), _Handler)
-        httpd.daemon_threads = True
-        httpd.owner = self  # type: ignore[attr-defined]
+        httpd = _HTTPServer((self._host, self._port), _Handler)
+        httpd.owner = self
         self._httpd, self._stopping = httpd, threading.Event()
-        self._thread = threading.Thread(target=httpd.serve_forever, name="scripted-model-server", daemon=True)
+        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="scripted-model-server", daemon=True)
         self._thread.start()
         return self
 
@@ -239,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
     def _serve(self, method: str) -> None:
-        owner: ScriptedModelServer = self.server.owner  # type: ignore[attr-defined]
+        owner = self.server.owner  # type: ignore[attr-defined]
         owner._enter()
         try:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -1,0 +1,112 @@
+"""Agreement between a grading pipeline and humans, or among several raters.
+
+- Cohen's kappa (Cohen 1960) = (p_o - p_e) / (1 - p_e) with its large-sample SE (Fleiss, Cohen &
+  Everitt 1969), via ``statsmodels.stats.inter_rater.cohens_kappa``; the interval is
+  kappa +- z * SE at any level. Weighted kappa (linear or quadratic weights) for ordinal labels.
+  Kappa depends on prevalence, so raw agreement, precision and recall of the pipeline against
+  humans and an exact McNemar test of systematic bias (pipeline flags more or less than humans)
+  are reported beside it.
+- Fleiss' kappa for 3+ raters (Fleiss 1971), ``statsmodels`` ``fleiss_kappa``.
+- Krippendorff's alpha (Krippendorff 2004) with missing labels, ``krippendorff.alpha`` with the
+  level of measurement passed explicitly (the package default is "interval"); percentile
+  bootstrap interval over items.
+Tables: rows = pipeline (or rater 1), columns = human (or rater 2), same category order; the
+positive category ("flag") is index 0 unless ``positive`` says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import krippendorff
+import numpy as np
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+@dataclass(frozen=True)
+class KappaSummary:
+    kappa: float
+    se: float
+    ci_low: float
+    ci_high: float
+    level: float
+    weights: str
+    raw_agreement: float
+    n: int
+    precision: float = float("nan")
+    recall: float = float("nan")
+    p_bias: float = float("nan")
+    """Exact McNemar p of pipeline-only vs human-only flags (2x2 tables)."""
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def cohen_kappa(table, *, level: float = 0.95, weights: str | None = None, positive: int = 0) -> KappaSummary:
+    """Cohen's kappa (``weights`` None, "linear" or "quadratic") of a square agreement table."""
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 2:
+        raise ValueError(f"need a square table of at least 2 categories, got shape {t.shape}")
+    n = int(t.sum())
+    raw = float(np.trace(t) / n) if n else float("nan")
+    res = cohens_kappa(t, wt=weights) if weights else cohens_kappa(t)
+    kappa, se = float(res.kappa), float(res.std_kappa)
+    z = stats.norm.ppf(0.5 + level / 2)
+    note = "" if np.isfinite(kappa) else "kappa undefined: expected agreement is 1 (one category only)"
+    out = dict(kappa=kappa, se=se, ci_low=float(kappa - z * se), ci_high=float(kappa + z * se), level=level,
+               weights=weights or "none", raw_agreement=raw, n=n, note=note)
+    if t.shape == (2, 2):
+        out.update(_binary_extras(t, positive))
+    return KappaSummary(**out)
+
+
+def _binary_extras(t: np.ndarray, positive: int) -> dict:
+    neg = 1 - positive
+    tp, fp, fn = t[positive, positive], t[positive, neg], t[neg, positive]
+    precision = tp / (tp + fp) if tp + fp else float("nan")
+    recall = tp / (tp + fn) if tp + fn else float("nan")
+    p_bias = float(mcnemar(t, exact=True).pvalue) if fp + fn else 1.0
+    return {"precision": float(precision), "recall": float(recall), "p_bias": p_bias}
+
+
+def fleiss(counts_or_ratings, *, ratings: bool = False) -> float:
+    """Fleiss' kappa from an items x categories count table, or from items x raters labels."""
+    data = np.asarray(counts_or_ratings)
+    counts = aggregate_raters(data)[0] if ratings else data
+    return float(fleiss_kappa(counts, method="fleiss"))
+
+
+def krippendorff_alpha(reliability, *, level: str, n_boot: int = 2000, seed: int = 0,
+                       confidence: float = 0.95) -> dict[str, float]:
+    """Krippendorff's alpha of a raters x items array (NaN = missing) with a bootstrap interval over items."""
+    if level not in LEVELS:
+        raise ValueError(f"level of measurement must be one of {', '.join(LEVELS)} (got {level!r})")
+    data = np.asarray(reliability, dtype=float)
+    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    rng = np.random.default_rng(seed)
+    domain = np.unique(data[np.isfinite(data)])
+    boots = []
+    for _ in range(n_boot):
+        sample = data[:, rng.integers(0, data.shape[1], data.shape[1])]
+        if np.unique(sample[np.isfinite(sample)]).size > 1:
+            boots.append(krippendorff.alpha(reliability_data=sample, level_of_measurement=level,
+                                            value_domain=domain))
+    lo, hi = (np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2]) if len(boots) >= 10
+              else (np.nan, np.nan))
+    return {"alpha": alpha, "ci_low": float(lo), "ci_high": float(hi), "n_items": int(data.shape[1]),
+            "n_boot": len(boots)}
+
+
+def agreement_table(a, b, categories=None) -> np.ndarray:
+    """Square count table of paired labels (rows = ``a``, columns = ``b``) over ``categories``."""
+    a, b = np.asarray(a), np.asarray(b)
+    cats = list(categories) if categories is not None else sorted(set(a.tolist()) | set(b.tolist()))
+    index = {c: i for i, c in enumerate(cats)}
+    table = np.zeros((len(cats), len(cats)), dtype=int)
+    np.add.at(table, ([index[x] for x in a], [index[x] for x in b]), 1)
+    return table

@@ -1,0 +1,71 @@
+"""Shared fixtures: a real Docker engine, the real base image, small real packs."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from support import TINYPACK  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """The engine must answer: a missing engine is an error with a hint, never a silent skip."""
+    from evalharness.sandbox.engine import docker_client as connect
+
+    return connect()
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client):
+    from evalharness.sandbox.bootstrap import bootstrap_base
+    from evalharness.sandbox.images import BASE_RECIPES
+
+    recipe = BASE_RECIPES["bookworm"]
+    bootstrap_base(docker_client, recipe, log=lambda m: None)
+    return recipe.tag
+
+
+@pytest.fixture(scope="session")
+def image_builder(docker_client, base_image):
+    from evalharness.sandbox.images import ImageBuilder
+
+    return ImageBuilder(docker_client)
+
+
+@pytest.fixture(scope="session")
+def tinypack():
+    from evalharness.packs import load_pack
+
+    return load_pack(TINYPACK)
+
+
+@pytest.fixture
+def tinypack_copy(tmp_path):
+    """A writable copy of the tiny pack, for tests that break it on purpose."""
+    dest = tmp_path / "tinypack"
+    shutil.copytree(TINYPACK, dest)
+    return dest
+
+
+@pytest.fixture
+def sandbox_factory(docker_client, image_builder, request):
+    """Start sandboxes from task images; every one is removed at the end of the test."""
+    from evalharness.sandbox.docker import DockerSandbox
+
+    made = []
+
+    def make(pack, task, role="agent"):
+        image = image_builder.task_image(pack, task)
+        sandbox = DockerSandbox(docker_client, image, run_id=f"test-{request.node.name}"[:60], trial=task.instance_id,
+                                role=role, workdir=pack.spec.environment.workdir).start()
+        made.append(sandbox)
+        return sandbox
+
+    yield make
+    for sandbox in made:
+        sandbox.close()

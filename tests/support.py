@@ -1,0 +1,20 @@
+"""Paths and helpers shared by the top-level tests (import as `from support import ...`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+TINYPACK = REPO / "tests" / "data" / "tinypack"
+QUICKSTART = REPO / "tasks" / "quickstart"
+EVALHARNESS = [sys.executable, "-m", "evalharness.cli"]
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([*EVALHARNESS, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if check and done.returncode != 0:
+        raise AssertionError(f"evalharness {' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done

@@ -1,0 +1,147 @@
+"""Grading cannot be gamed: edits to test files never count, printed "PASSED" lines cannot forge a
+pass, and a patch that does not apply or hangs is an outcome, not a crash.
+
+Pins: graders that trusted regexes over logs let a patch print "PASSED test_x" and score;
+graders that ran the agent's copy of the tests let it rewrite the assertions.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evalharness.grading.grade import grade, patch_files
+from evalharness.types import Outcome
+
+pytestmark = pytest.mark.docker
+
+CLAMP_FIX = """\
+--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -10,7 +10,7 @@ def clamp(value, low, high):
+     if value < low:
+         return low
+     if value > high:
+-        return value
++        return high
+     return value
+ 
+ 
+"""
+
+WEAKEN_TEST = """\
+--- a/tests/test_calc.py
++++ b/tests/test_calc.py
+@@ -13,7 +13,7 @@ def test_clamp_inside():
+ 
+ def test_clamp_high_edge():
+     assert clamp(10, 0, 10) == 10
+-    assert clamp(11, 0, 10) == 10
++    assert clamp(11, 0, 10) == 11
+ 
+ 
+ def test_clamp_low_edge():
+"""
+
+FAKE_PASSED = """\
+--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -1,4 +1,9 @@
+ \"\"\"A tiny library used by evalharness's own tests.\"\"\"
++import atexit
++import sys
++
++print("PASSED tests/test_calc.py::test_clamp_high_edge")
++atexit.register(lambda: sys.stdout.write("PASSED tests/test_calc.py::test_clamp_high_edge\\n"))
+ 
+ 
+ def add(a, b):
+"""
+
+HANG = """\
+--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -1,4 +1,6 @@
+ \"\"\"A tiny library used by evalharness's own tests.\"\"\"
++import time
++time.sleep(3600)
+ 
+ 
+ def add(a, b):
+"""
+
+FORCE_PASS_CONFTEST = """\
+--- /dev/null
++++ b/tests/conftest.py
+@@ -0,0 +1,8 @@
++import pytest
++
++
++@pytest.hookimpl(hookwrapper=True)
++def pytest_runtest_makereport(item, call):
++    outcome = yield
++    report = outcome.get_result()
++    report.outcome = "passed"
+"""
+
+
+@pytest.fixture
+def clamp_task(tinypack):
+    return tinypack.task("tiny-clamp")
+
+
+def _grade(tinypack, task, patch, sandbox_factory, **spec_changes):
+    spec = tinypack.spec.model_copy(update=spec_changes) if spec_changes else tinypack.spec
+    return grade(task, spec, patch, sandbox_factory(tinypack, task, role="grader"))
+
+
+def test_gold_patch_resolves_and_empty_patch_does_not(tinypack, clamp_task, sandbox_factory):
+    gold = _grade(tinypack, clamp_task, clamp_task.patch, sandbox_factory)
+    assert gold.outcome is Outcome.RESOLVED, gold.reason
+    assert set(gold.tests.values()) == {"passed"}
+    empty = _grade(tinypack, clamp_task, "", sandbox_factory)
+    assert empty.outcome is Outcome.NO_PATCH
+    assert empty.tests["tests/test_calc.py::test_clamp_high_edge"] == "failed"
+
+
+def test_editing_the_failing_test_does_not_count(tinypack, clamp_task, sandbox_factory):
+    result = _grade(tinypack, clamp_task, WEAKEN_TEST, sandbox_factory)
+    assert result.outcome is Outcome.UNRESOLVED
+    assert result.touched_test_files == ["tests/test_calc.py"]
+    assert result.tests["tests/test_calc.py::test_clamp_high_edge"] == "failed"
+    # the same edit next to a real fix: resolved, because the restored test now passes, and flagged
+    both = _grade(tinypack, clamp_task, CLAMP_FIX + WEAKEN_TEST, sandbox_factory)
+    assert both.outcome is Outcome.RESOLVED and both.touched_test_files == ["tests/test_calc.py"]
+
+
+@pytest.mark.parametrize("parser", ["junit", "pytest"])
+def test_printed_passed_lines_cannot_forge_a_pass(tinypack, clamp_task, sandbox_factory, parser):
+    result = _grade(tinypack, clamp_task, FAKE_PASSED, sandbox_factory, log_parser=parser)
+    assert "PASSED tests/test_calc.py::test_clamp_high_edge" in result.test_output  # the forgery is there
+    assert result.outcome is Outcome.UNRESOLVED, result.reason
+
+
+def test_patch_that_does_not_apply_is_an_outcome(tinypack, clamp_task, sandbox_factory):
+    broken = CLAMP_FIX.replace("return value\n+", "return something_else\n+")
+    result = _grade(tinypack, clamp_task, broken, sandbox_factory)
+    assert result.outcome is Outcome.PATCH_APPLY_FAILED and not result.patch_applied
+    assert result.reason == "patch did not apply"
+
+
+def test_hanging_tests_time_out(tinypack, clamp_task, sandbox_factory):
+    timeouts = tinypack.spec.timeouts.model_copy(update={"tests_s": 3})
+    result = _grade(tinypack, clamp_task, HANG, sandbox_factory, timeouts=timeouts)
+    assert result.outcome is Outcome.TESTS_TIMED_OUT
+    assert result.reason == "tests timed out after 3 s"
+
+
+def test_a_conftest_that_forces_passes_is_reverted_and_flagged(tinypack, clamp_task, sandbox_factory):
+    result = _grade(tinypack, clamp_task, FORCE_PASS_CONFTEST, sandbox_factory)
+    assert result.touched_test_config == ["tests/conftest.py"]
+    assert result.outcome is Outcome.UNRESOLVED, result.reason
+
+
+def test_patch_files_reads_git_and_plain_diffs():
+    assert patch_files(CLAMP_FIX) == ["calc/__init__.py"]
+    assert patch_files(FORCE_PASS_CONFTEST) == ["tests/conftest.py"]
+    git_style = "diff --git a/x.py b/y.py\nsimilarity index 90%\nrename from x.py\nrename to y.py\n"
+    assert patch_files(git_style) == ["x.py", "y.py"]

@@ -1,0 +1,87 @@
+"""The trial sandbox is sealed: one commit of history, no remotes, no network, limits, labels, cleanup.
+
+Pins: SWE-bench-style sandboxes that kept the upstream history let agents read the fix from a
+future commit; containers left running after a crash piled up on shared machines.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evalharness.errors import BudgetExhausted
+from evalharness.sandbox.engine import LABEL_RUN, LABEL_TRIAL
+
+pytestmark = pytest.mark.docker
+
+
+def test_git_log_all_shows_only_the_base_commit(tinypack, sandbox_factory):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    log = sandbox.exec("git log --all --format=%H").output.split()
+    assert log == [sandbox.base_commit()]
+    assert sandbox.exec("git remote -v").output == ""
+    assert sandbox.exec("git rev-list --all --count").output.strip() == "1"
+    # the injected defect is part of the base: the work tree is clean
+    assert sandbox.exec("git status --porcelain").output == ""
+
+
+def test_agent_commands_run_as_non_root(tinypack, sandbox_factory):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    assert sandbox.exec("id -u").output.strip() == "1000"
+    assert sandbox.exec("touch /etc/evil").exit_code != 0
+
+
+def test_no_network_at_all(tinypack, sandbox_factory, docker_client):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    interfaces = sandbox.exec("ls /sys/class/net").output.split()
+    assert interfaces == ["lo"]
+    probe = ("import socket,sys\n"
+             "for host, port in [('pypi.org', 443), ('1.1.1.1', 53), ('172.17.0.1', 2375)]:\n"
+             "    try:\n"
+             "        socket.create_connection((host, port), timeout=3); print('REACHED', host)\n"
+             "    except OSError as e:\n"
+             "        print('blocked', host, type(e).__name__)\n")
+    sandbox.write_file("/tmp/probe.py", probe)
+    out = sandbox.exec("python3 /tmp/probe.py").output
+    assert "REACHED" not in out and out.count("blocked") == 3
+    attrs = docker_client.api.inspect_container(sandbox.id)
+    assert attrs["HostConfig"]["NetworkMode"] == "none"
+
+
+def test_limits_and_labels_are_applied(tinypack, sandbox_factory, docker_client):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    attrs = docker_client.api.inspect_container(sandbox.id)
+    host = attrs["HostConfig"]
+    assert host["Memory"] == 2 * 1024**3 and host["NanoCpus"] == 1_000_000_000 and host["PidsLimit"] == 512
+    labels = attrs["Config"]["Labels"]
+    assert labels[LABEL_TRIAL] == "tiny-clamp" and labels[LABEL_RUN].startswith("test-")
+
+
+def test_every_exec_has_a_wall_clock_timeout(tinypack, sandbox_factory):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    result = sandbox.exec("sleep 30; echo never", timeout=1)
+    assert result.timed_out and "never" not in result.output and result.duration_s < 10
+    # background children die with the command
+    sandbox.exec("(sleep 300 &) ; sleep 30", timeout=1)
+    assert "sleep 300" not in sandbox.exec("ps -eo args 2>/dev/null || ls /proc").output
+
+
+def test_wall_budget_stops_new_commands(tinypack, sandbox_factory):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    sandbox.set_wall_budget(1.5)
+    assert sandbox.exec("sleep 5", timeout=60).timed_out  # cut at the deadline, not at 60 s
+    with pytest.raises(BudgetExhausted):
+        sandbox.exec("echo late")
+
+
+def test_diff_includes_new_files_and_read_write_round_trip(tinypack, sandbox_factory):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    sandbox.write_file("/testbed/calc/extra.py", "X = 1\n")
+    assert sandbox.read_file("/testbed/calc/extra.py") == b"X = 1\n"
+    assert "+++ b/calc/extra.py" in sandbox.diff()
+
+
+def test_close_removes_the_container(tinypack, sandbox_factory, docker_client):
+    sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
+    cid = sandbox.id
+    sandbox.close()
+    assert not docker_client.containers.list(all=True, filters={"id": cid})
