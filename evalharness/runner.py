@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 import secrets
+import shutil
 import signal
 import threading
 import time
@@ -135,6 +136,10 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         write_json(run_dir / "manifest.json", {"run_id": run_id, **snapshot})
         store.create_run(run_id, pack=pack.name, pack_hash=pack.content_hash, version=_versions().get("evalharness", "?"),
                          git_commit=snapshot["revision"]["commit"], config=snapshot)
+    if resume:  # a killed runner leaves containers and half-written trial folders behind
+        remove_labelled(client, run_id)
+        for stale in run_dir.glob("**/*.partial-*"):
+            shutil.rmtree(stale, ignore_errors=True)
     done = store.done_trials(run_id)
     todo = [t for t in trials if t.trial_id(pack.name) not in done]
     summary = RunSummary(run_id, run_dir, total=len(trials), skipped=len(trials) - len(todo))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,11 @@ QUICKSTART = REPO / "tasks" / "quickstart"
 EVALHARNESS = [sys.executable, "-m", "evalharness.cli"]
 
 
-def run_cli(*args: str, cwd: Path, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([*EVALHARNESS, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def run_cli(*args: str, cwd: Path, timeout: float = 900, check: bool = True,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    done = subprocess.run([*EVALHARNESS, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=full_env)
     if check and done.returncode != 0:
         raise AssertionError(f"evalharness {' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}")
     return done

@@ -289,8 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 def serve_forever(script_path: str | Path, host: str = "127.0.0.1", port: int = 0, *,
                   record_path: str | Path | None = None, require_key: str | None = None,
-                  announce: Callable[[str], None] = print) -> None:
-    """Serve the script file until Ctrl-C (``evalharness model-server --script FILE``)."""
+                  announce: Callable[[str], None] | None = None) -> None:
+    """Serve the script file until Ctrl-C (``evalharness model-server --script FILE``).
+
+    ``announce`` receives the line saying where the server listens (default: printed to stdout).
+    """
+    announce = announce or (lambda line: print(line, flush=True))
     server = ScriptedModelServer(Path(script_path), host=host, port=port, record_path=record_path,
                                  require_key=require_key).start()
     announce(f"scripted model server on {server.url} (OpenAI base {server.url}/v1, Anthropic base {server.url})")

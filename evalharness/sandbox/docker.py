@@ -132,10 +132,13 @@ def remove_labelled(client: docker.DockerClient, run_id: str | None = None) -> i
     """Remove every evalharness container (of one run, or all). Returns how many were removed."""
     label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": label}):
+    for entry in client.api.containers(all=True, filters={"label": label}):
         try:
-            container.remove(force=True)
+            client.api.remove_container(entry["Id"], force=True)
             removed += 1
-        except NotFound:
+        except NotFound:  # removed meanwhile by its own trial
             pass
+        except DockerException as e:
+            if "already in progress" not in str(e):
+                raise
     return removed

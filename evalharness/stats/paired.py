@@ -187,5 +187,7 @@ def _unpaired(ta: pd.DataFrame, tb: pd.DataFrame) -> dict:
         if len(ta) + len(tb) <= BOSCHLOO_MAX_N:
             return {"unpaired_method": "boschloo exact", "p_unpaired": float(stats.boschloo_exact(table).pvalue)}
         return {"unpaired_method": "fisher exact", "p_unpaired": float(stats.fisher_exact(table)[1])}
+    if ta["mean"].std() == 0 and tb["mean"].std() == 0:
+        return {"unpaired_method": "none (every task mean equal on both sides)"}
     res = stats.ttest_ind(ta["mean"], tb["mean"], equal_var=False)
     return {"unpaired_method": "welch t on task means", "p_unpaired": float(res.pvalue)}

@@ -32,7 +32,7 @@ def score_table(df: pd.DataFrame, *, by: Sequence[str] = ("model", "harness"), l
     require_columns(df, [*keys, "task_id", "resolved"], "score_table")
     frame = df.assign(config=config_labels(df), _infra=infra_mask(df))
     groups = frame.groupby(keys, sort=True, observed=True).agg(
-        config=("config", "first"), n_infra=("_infra", "sum"))
+        **({} if "config" in keys else {"config": ("config", "first")}), n_infra=("_infra", "sum"))
     trials, _ = usable_trials(frame, infra_as_failure=infra_as_failure)
     ts = per_task(trials, keys)
     summary = summarize(ts, keys, level=level, small_n=small_n).set_index(keys)
@@ -46,6 +46,8 @@ def score_table(df: pd.DataFrame, *, by: Sequence[str] = ("model", "harness"), l
         for n, c in zip(out["note"], out["cost_note"])
     ]
     out = out.reset_index()
+    if "config" in keys:
+        out["config"] = out["config"].astype(str)
     return out[[*[k for k in keys if k != "config"], *SCORE_COLUMNS]]
 
 

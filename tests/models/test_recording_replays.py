@@ -27,7 +27,7 @@ def _conversation(server) -> list[str]:
 
 def test_recording_replays_the_same_conversation(tmp_path):
     live = tmp_path / "live.jsonl"
-    script = [http_error(429, retry_after=0), bash("ls", text="look"), reply("done", output_tokens=3)]
+    script = [http_error(429, retry_after=0.01), bash("ls", text="look"), reply("done", output_tokens=3)]
     with ScriptedModelServer(script, record_path=live) as server:
         first = _conversation(server)
         saved = server.write_recording(tmp_path / "saved.jsonl")

@@ -1,0 +1,130 @@
+"""A run survives its own death: SIGKILL then --resume records every trial exactly once; Ctrl-C
+leaves no container; infrastructure failures are retried and never counted as agent failures.
+
+Pins: runners that appended results to a file twice after a restart, and counted a crashed
+Docker daemon as the model failing the task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+from support import EVALHARNESS, REPO, run_cli
+
+from evalharness.sandbox.engine import LABEL_RUN
+
+pytestmark = pytest.mark.docker
+
+HARNESSES = REPO / "tests" / "data" / "harnesses"
+
+
+def _rows(db, run_id):
+    with sqlite3.connect(db) as conn:
+        return conn.execute("select trial_id, outcome, infra, attempts from trials where run_id = ?",
+                            (run_id,)).fetchall()
+
+
+def _run_id(stderr_text: str) -> str:
+    for line in stderr_text.splitlines():
+        if line.startswith("run ") and "trials" in line:
+            return line.split()[1].rstrip(":")
+    raise AssertionError(f"no run id in output:\n{stderr_text}")
+
+
+def _start(tmp_path, *args, env=None):
+    log = open(tmp_path / "stderr.txt", "w")  # noqa: SIM115
+    proc = subprocess.Popen([*EVALHARNESS, "run", *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    return proc, tmp_path / "stderr.txt"
+
+
+def _wait_for_rows(db, stderr, minimum, timeout=180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db.exists() and "run " in stderr.read_text():
+            run_id = _run_id(stderr.read_text())
+            if len(_rows(db, run_id)) >= minimum:
+                return run_id
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {minimum} trials recorded in time:\n{stderr.read_text()}")
+
+
+def test_sigkill_then_resume_records_every_trial_once(tmp_path, base_image, docker_client, tinypack):
+    proc, stderr = _start(tmp_path, "-p", str(tinypack.root), "-H", str(HARNESSES / "slow_oracle.py"),
+                          "--seeds", "4", "-j", "2", env={"EH_TEST_SLEEP": "1"})
+    db = tmp_path / "runs" / "evalharness.db"
+    run_id = _wait_for_rows(db, stderr, minimum=2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _rows(db, run_id)
+    assert 2 <= len(before) < 8, "the kill should land mid-run"
+    run_cli("run", "--resume", run_id, cwd=tmp_path)
+    after = _rows(db, run_id)
+    ids = [r[0] for r in after]
+    assert len(ids) == len(set(ids)) == 8
+    assert set(before) <= set(after), "completed trials are kept, not redone"
+    assert {r[1] for r in after} == {"resolved"}
+    folders = sorted(p.parent.name + "/" + p.name for p in (tmp_path / "runs" / run_id).glob("*/*/*/*/seed-*"))
+    assert len(folders) == 8 and not list((tmp_path / "runs" / run_id).glob("**/*.partial-*"))
+    assert not docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+
+
+def test_ctrl_c_after_failures_leaves_no_container(tmp_path, base_image, docker_client, tinypack):
+    env = {"EH_TEST_SLEEP": "2", "EH_TEST_FAIL_TASKS": "tiny-mean-empty"}
+    proc, stderr = _start(tmp_path, "-p", str(tinypack.root), "-H", str(HARNESSES / "slow_oracle.py"),
+                          "--seeds", "6", "-j", "2", env=env)
+    db = tmp_path / "runs" / "evalharness.db"
+    run_id = _wait_for_rows(db, stderr, minimum=3)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=120) == 130, stderr.read_text()
+    assert not docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+    assert "interrupted" in stderr.read_text()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from runs where run_id = ?", (run_id,)).fetchone()[0] == "interrupted"
+    run_cli("run", "--resume", run_id, cwd=tmp_path, env=env)
+    outcomes = [r[1] for r in _rows(db, run_id)]
+    assert len(outcomes) == 12
+    assert outcomes.count("harness_error") == 6 and outcomes.count("resolved") == 6
+
+
+def test_a_crashed_container_is_retried_not_blamed_on_the_agent(tmp_path, base_image, tinypack):
+    counter = tmp_path / "counter"
+    counter.mkdir()
+    env = {**os.environ, "EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": "1"}
+    done = subprocess.run([*EVALHARNESS, "run", "-p", str(tinypack.root), "-H", str(HARNESSES / "crashing.py"),
+                           "--format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    run_id = _run_id(done.stderr)
+    rows = _rows(tmp_path / "runs" / "evalharness.db", run_id)
+    assert [(r[1], r[3]) for r in rows] == [("resolved", 2), ("resolved", 2)]
+
+
+def test_persistent_infra_failures_are_counted_apart(tmp_path, base_image, tinypack):
+    counter = tmp_path / "counter"
+    counter.mkdir()
+    env = {**os.environ, "EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": "99"}
+    done = subprocess.run([*EVALHARNESS, "run", "-p", str(tinypack.root), "-H", str(HARNESSES / "crashing.py"),
+                           "--format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr))
+    assert [(r[1], r[2], r[3]) for r in rows] == [("sandbox_error", 1, 3)] * 2
+    report = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
+    assert report["n_infra"] == 2
+    score = report["scores"][0]
+    assert score["n_infra"] == 2 and score["resolve_rate"] is None  # no usable trial: undefined, not 0%
+
+
+def test_an_image_that_cannot_build_is_an_infra_error(tmp_path, base_image, tinypack_copy):
+    manifest = tinypack_copy / "pack.yaml"
+    manifest.write_text(manifest.read_text().replace("  setup: []", "  setup: ['echo broken recipe; exit 3']"))
+    done = run_cli("run", "-p", str(tinypack_copy), "-H", "oracle", "--format", "json", cwd=tmp_path)
+    rows = _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr))
+    assert [(r[1], r[2]) for r in rows] == [("infra_error", 1)] * 2
+    result = next((tmp_path / "runs").glob("*/tinypack/tiny-clamp/oracle/none/seed-0/result.json"))
+    assert "broken recipe" in json.loads(result.read_text())["reason"]
