@@ -145,3 +145,24 @@ def test_patch_files_reads_git_and_plain_diffs():
     assert patch_files(FORCE_PASS_CONFTEST) == ["tests/conftest.py"]
     git_style = "diff --git a/x.py b/y.py\nsimilarity index 90%\nrename from x.py\nrename to y.py\n"
     assert patch_files(git_style) == ["x.py", "y.py"]
+
+
+EXIT_ZERO = """\
+--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -1,4 +1,7 @@
+ \"\"\"A tiny library used by evalharness's own tests.\"\"\"
++import os
++print("PASSED tests/test_calc.py::test_clamp_high_edge")
++os._exit(0)
+ 
+ 
+ def add(a, b):
+"""
+
+
+def test_a_run_that_dies_with_exit_zero_is_not_a_pass(tinypack, clamp_task, sandbox_factory):
+    result = _grade(tinypack, clamp_task, EXIT_ZERO, sandbox_factory)
+    assert result.test_exit_code == 0
+    assert result.outcome is Outcome.TEST_RUN_ERROR
+    assert "wrote no JUnit XML" in result.reason

@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, parse
+from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.packs import PackSpec
 from evalharness.sandbox.base import Sandbox
 from evalharness.types import Outcome, TaskSpec
@@ -114,9 +114,18 @@ def _run_tests(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeRe
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
         return result
     junit = result.junit_xml = _read_optional(sandbox, JUNIT_XML)
-    statuses = parse(spec.log_parser, TestRun(log=run.output, exit_code=run.exit_code, junit_xml=junit))
+    if spec.log_parser == "junit" and junit is None:
+        result.outcome = Outcome.TEST_RUN_ERROR
+        result.reason = f"the test command wrote no JUnit XML (exit {run.exit_code}): it died before reporting"
+        return result
+    try:
+        statuses = parse(spec.log_parser, TestRun(log=run.output, exit_code=run.exit_code, junit_xml=junit))
+    except ValueError as e:
+        result.outcome, result.reason = Outcome.TEST_RUN_ERROR, f"test results unreadable: {e}"
+        return result
     wanted = task.FAIL_TO_PASS + task.PASS_TO_PASS
-    result.tests = {t: statuses[t].value if t in statuses else "missing" for t in wanted}
+    matched = match_test_ids(statuses, wanted)
+    result.tests = {t: s.value if s else "missing" for t, s in matched.items()}
     if not statuses:
         result.outcome = Outcome.TEST_RUN_ERROR
         result.reason = f"the test command reported no tests (exit {run.exit_code})"
@@ -125,7 +134,7 @@ def _run_tests(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeRe
     if not ok:
         result.outcome, result.reason = Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}"
         return result
-    failing = [t for t in wanted if statuses.get(t) not in PASSING]
+    failing = [t for t in wanted if matched[t] not in PASSING]
     if failing:
         result.outcome = Outcome.UNRESOLVED if result.patch_applied else Outcome.NO_PATCH
         result.reason = f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]}"

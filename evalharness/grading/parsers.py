@@ -92,7 +92,7 @@ def _junit_status(case: ET.Element) -> TestStatus:
         elif child.tag == "skipped":
             xfail = "xfail" in child.get("type", "")
             statuses.append(TestStatus.XFAIL if xfail else TestStatus.SKIPPED)
-    return max(statuses, key=lambda s: textlogs._RANK[s.value])
+    return max(statuses, key=lambda s: textlogs.SEVERITY[s.value])
 
 
 def _junit_root(xml: str) -> ET.Element:
@@ -184,11 +184,11 @@ def parser_for_repo(repo: str) -> str:
 def _swebench_forms(test_id: str) -> set[str]:
     """The spellings SWE-bench's lists use for ``test_id``.
 
-    Its pytest parser keeps the first blank-separated word (``t[a b]`` -> ``t[a``), and for
-    pylint, requests and pydicom it shortens an absolute-path parameter to its last part
-    (``t[/tmp/x/m.py]`` -> ``t[/m.py]``).
+    Its pytest parser keeps the first blank-separated word of a node id (``f.py::t[a b]``
+    -> ``f.py::t[a``), and for pylint, requests and pydicom it shortens an absolute-path
+    parameter to its last part (``t[/tmp/x/m.py]`` -> ``t[/m.py]``).
     """
-    forms = {test_id, test_id.split()[0] if test_id.split() else test_id}
+    forms = {test_id, test_id.split()[0]} if "::" in test_id else {test_id}
     for form in list(forms):
         main, bracket, option = form.partition("[")
         if bracket and form.endswith("]"):

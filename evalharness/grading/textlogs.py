@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 PASSED, FAILED, ERROR, SKIPPED, XFAIL = "passed", "failed", "error", "skipped", "xfail"
-_RANK = {PASSED: 0, XFAIL: 1, SKIPPED: 2, FAILED: 3, ERROR: 4}
+SEVERITY = {PASSED: 0, XFAIL: 1, SKIPPED: 2, FAILED: 3, ERROR: 4}  # merge keeps the higher
 
 Statuses = dict[str, str]
 
@@ -24,7 +24,7 @@ Statuses = dict[str, str]
 def merge(results: Statuses, test_id: str, status: str) -> None:
     """Record ``status`` for ``test_id`` unless a worse one is already recorded."""
     old = results.get(test_id)
-    if old is None or _RANK[status] > _RANK[old]:
+    if old is None or SEVERITY[status] > SEVERITY[old]:
         results[test_id] = status
 
 

@@ -196,7 +196,10 @@ class Script:
         if self._function is not None:
             with self._lock:
                 index = self._cursors["function"] = self._cursors.get("function", -1) + 1
-            return "function", index, as_reply(self._function(request))
+            try:
+                return "function", index, as_reply(self._function(request))
+            except Exception as e:  # served as a 400 naming the error; the harness sees it as a HarnessError
+                raise ScriptError(f"script function raised {type(e).__name__}: {e}") from e
         scenario = self._match(request)
         with self._lock:
             index = self._cursors.get(scenario.name, 0)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 
 import docker
 from docker.errors import DockerException
@@ -15,7 +14,7 @@ LABEL_RUN = "evalharness.run_id"
 LABEL_TRIAL = "evalharness.trial"
 LABEL_ROLE = "evalharness.role"
 
-_START_HINT = "Start the engine (as root: dockerd --bridge=none --iptables=false &), or run scripts/setup, then retry"
+_START_HINT = "Start the engine (as root: dockerd --bridge=none --iptables=false &) or run scripts/setup, then retry"
 
 
 def docker_client(timeout: float = 900) -> docker.DockerClient:
@@ -29,28 +28,6 @@ def docker_client(timeout: float = 900) -> docker.DockerClient:
             f"Docker engine not reachable ({client_version}; {type(e).__name__}: {_first_line(e)})", _START_HINT
         ) from e
     return client
-
-
-def start_engine(wait_s: float = 30.0) -> bool:
-    """Start dockerd without a bridge network when none answers (needs root). True if it answers after."""
-    try:
-        docker.from_env(timeout=5).ping()
-        return True
-    except DockerException:
-        pass
-    dockerd = shutil.which("dockerd")
-    if dockerd is None:
-        raise PrerequisiteError("dockerd is not installed", "install it (Debian: apt-get install -y docker.io)")
-    log = open("/tmp/evalharness-dockerd.log", "ab")  # noqa: SIM115 - handed to the daemon
-    subprocess.Popen([dockerd, "--bridge=none", "--iptables=false"], stdout=log, stderr=log, start_new_session=True)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            docker.from_env(timeout=5).ping()
-            return True
-        except DockerException:
-            time.sleep(0.5)
-    raise PrerequisiteError("dockerd was started but does not answer", "see /tmp/evalharness-dockerd.log")
 
 
 def _client_version() -> str:

@@ -54,6 +54,11 @@ def cohen_kappa(table, *, level: float = 0.95, weights: str | None = None, posit
         raise ValueError(f"need a square table of at least 2 categories, got shape {t.shape}")
     n = int(t.sum())
     raw = float(np.trace(t) / n) if n else float("nan")
+    used = (t.sum(0) + t.sum(1)) > 0
+    if n == 0 or used.sum() < 2:
+        nan = float("nan")
+        return KappaSummary(nan, nan, nan, nan, level, weights or "none", raw, n,
+                            note="kappa undefined: fewer than 2 categories used (expected agreement is 1)")
     res = cohens_kappa(t, wt=weights) if weights else cohens_kappa(t)
     kappa, se = float(res.kappa), float(res.std_kappa)
     z = stats.norm.ppf(0.5 + level / 2)

@@ -7,7 +7,7 @@
   Change-day estimate: the day after the last day with C = 0 before the alarm.
 - ARL by Markov chain (Brook & Evans 1972, Biometrika 59): states 0, step, ..., h - step on a
   lattice (R rounded to ``step``), Q[i, j] = P(next state j | i) from the daily count pmf,
-  ARL = [(I - Q)^{-1} 1]_0. The pmf is Binomial(n, p) for freshly sampled tasks or Poisson-binomial
+  ARL = [(I - Q)^{-1} 1]_0; the run-length distribution is P(L > t) = [Q^t 1]_0. The pmf is Binomial(n, p) for freshly sampled tasks or Poisson-binomial
   (a convolution of per-trial Bernoulli pmfs) for the same fixed panel every day.
 - Threshold h: the smallest lattice value with ARL0 >= target (default 365 * M days for M streams,
   about one false alarm a year across all streams).
@@ -65,21 +65,37 @@ def poisson_binomial_pmf(rates) -> np.ndarray:
     return pmf
 
 
-def cusum_arl(h: float, pmf, reference: float, step: float = STEP) -> float:
-    """ARL (days until C >= h, from C = 0) of the downward CUSUM by the Brook-Evans Markov chain."""
-    pmf = np.asarray(pmf, dtype=float)
+def _transition(h: float, pmf: np.ndarray, reference: float, step: float) -> np.ndarray:
+    """Brook-Evans sub-stochastic matrix Q over the non-alarm states 0, step, ..., h - step."""
     r = round(reference / step) * step
     states = np.arange(0.0, h - 1e-9, step)
-    if states.size == 0:
-        return 1.0
     nxt = np.maximum(0.0, states[:, None] + r - np.arange(pmf.size)[None, :])
     inside = nxt < h - 1e-9
     rows = np.broadcast_to(np.arange(states.size)[:, None], nxt.shape)[inside]
     cols = np.rint(nxt[inside] / step).astype(int)
     q = np.zeros((states.size, states.size))
     np.add.at(q, (rows, cols), np.broadcast_to(pmf, nxt.shape)[inside])
-    arl = np.linalg.solve(np.eye(states.size) - q, np.ones(states.size))
-    return float(arl[0])
+    return q
+
+
+def cusum_arl(h: float, pmf, reference: float, step: float = STEP) -> float:
+    """ARL (days until C >= h, from C = 0) of the downward CUSUM by the Brook-Evans Markov chain."""
+    if h <= step / 2:
+        return 1.0
+    q = _transition(h, np.asarray(pmf, dtype=float), reference, step)
+    return float(np.linalg.solve(np.eye(len(q)) - q, np.ones(len(q)))[0])
+
+
+def run_length_cdf(h: float, pmf, reference: float, days: int, step: float = STEP) -> np.ndarray:
+    """P(alarm on or before day t), t = 1..days, from the same Markov chain (e_0 Q^t 1 survives)."""
+    q = _transition(h, np.asarray(pmf, dtype=float), reference, step)
+    state = np.zeros(len(q))
+    state[0] = 1.0
+    alive = np.empty(days)
+    for t in range(days):
+        state = state @ q
+        alive[t] = state.sum()
+    return 1.0 - alive
 
 
 def cusum_threshold(pmf, reference: float, arl0: float, step: float = STEP,

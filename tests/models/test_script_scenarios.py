@@ -96,3 +96,12 @@ def test_invalid_script_file_names_the_file_and_field(tmp_path):
     assert "txet" in str(err.value)
     with pytest.raises(ConfigError, match="not found"):
         load_script(tmp_path / "missing.yaml")
+
+
+def test_callable_script_that_raises_answers_400_with_the_error(model_server):
+    def broken(request: ModelRequest) -> str:
+        raise KeyError("no reply for this prompt")
+
+    model_server.set_script(broken)
+    with pytest.raises(openai.BadRequestError, match="script function raised KeyError"):
+        _ask(model_server, "hi")

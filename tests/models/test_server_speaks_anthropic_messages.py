@@ -62,3 +62,11 @@ def test_count_tokens_and_models(model_server):
     client = _client(model_server)
     assert client.messages.count_tokens(model="claude-task-1", messages=USER).input_tokens > 0
     assert [m.id for m in client.models.list()] == ["claude-task-1"]
+
+
+def test_client_env_points_default_clients_here(model_server, monkeypatch):
+    for name, value in model_server.client_env().items():
+        monkeypatch.setenv(name, value)
+    model_server.set_script(["from env"])
+    m = anthropic.Anthropic(max_retries=0).messages.create(model="c", max_tokens=10, messages=USER)
+    assert m.content[0].text == "from env"
