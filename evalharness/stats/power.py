@@ -67,6 +67,8 @@ class PilotPlan:
     """Var(x) of A's true task rates (for the SE of A's score alone)."""
     var_diff_total: float
     """Var(d_i) observed at the pilot's seeds (usable at K = pilot seeds even when not separable)."""
+    var_score_total: float
+    """Var(s_i) of A's task means at the pilot's seeds."""
     note: str
 
     def to_dict(self) -> dict:
@@ -80,14 +82,18 @@ class PilotPlan:
             noise = self._noise_at(k)
             n_need = _z(alpha, power) ** 2 * noise / delta**2
             se_diff = np.sqrt(noise / self.n_tasks) if self.n_tasks >= 2 else np.nan
-            se_score = (np.sqrt((self.var_between_a + self.var_within_a / k) / self.n_tasks)
-                        if self.n_tasks >= 2 else np.nan)
+            se_score = np.sqrt(self._score_var_at(k) / self.n_tasks) if self.n_tasks >= 2 else np.nan
             rows.append({"seeds": k, "tasks_needed": n_need, "trials_per_config": n_need * k,
                          "mde_at_n": _z(alpha, power) * se_diff, "se_diff_at_n": se_diff,
                          "se_score_at_n": se_score})
         out = pd.DataFrame(rows)
         out.attrs.update(n_tasks=self.n_tasks, delta=delta, alpha=alpha, power=power, note=self.note)
         return out
+
+    def _score_var_at(self, k: int) -> float:
+        if np.isfinite(self.var_within_a):
+            return self.var_between_a + self.var_within_a / k
+        return self.var_score_total if k == self.seeds_pilot else float("nan")
 
     def _noise_at(self, k: int) -> float:
         if np.isfinite(self.var_within_a) and np.isfinite(self.var_within_b):
@@ -111,7 +117,8 @@ def plan_from_pilot(df: pd.DataFrame, *, a: str | None = None, b: str | None = N
     seeds = float(ta["n"].mean()) if len(ta) else float("nan")
     if b is None:
         note = "one configuration: w^2 = 2 Var(x) (tasks as if unpaired, conservative)"
-        return PilotPlan(a, a, len(ta), seeds, 2 * var_x, s2a, s2a, var_x, 2 * float(ta["mean"].var()), note)
+        var_s = float(ta["mean"].var())
+        return PilotPlan(a, a, len(ta), seeds, 2 * var_x, s2a, s2a, var_x, 2 * var_s, var_s, note)
     tb = ts.loc[ts["config"] == b].set_index("task_id")
     shared = ta.index.intersection(tb.index)
     d = ta.loc[shared, "mean"] - tb.loc[shared, "mean"]
@@ -122,7 +129,7 @@ def plan_from_pilot(df: pd.DataFrame, *, a: str | None = None, b: str | None = N
         "one seed per task in the pilot: within-task variance not identifiable; only K = pilot seeds planned")
     if len(shared) < 2:
         note = "fewer than 2 shared tasks in the pilot: nothing to plan from"
-    return PilotPlan(a, b, len(shared), seeds, w2, s2a, s2b, var_x, float(d.var()), note)
+    return PilotPlan(a, b, len(shared), seeds, w2, s2a, s2b, var_x, float(d.var()), float(ta["mean"].var()), note)
 
 
 def plan_table(df: pd.DataFrame, *, seeds: Sequence[int] = PLAN_SEEDS, delta: float = 0.05, alpha: float = 0.05,

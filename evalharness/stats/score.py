@@ -23,6 +23,7 @@ from evalharness.stats.intervals import clopper_pearson_interval, t_interval, wi
 from evalharness.stats.summary import SMALL_N, join_notes, predicted_se, summarize
 
 METHODS = ("t", "wilson", "clopper-pearson", "bootstrap")
+FEW_CLUSTERS = 20
 NAN = float("nan")
 
 
@@ -104,8 +105,10 @@ def _cluster_t(s: np.ndarray, groups: np.ndarray, level: float) -> dict:
         return {"se": NAN, "df": NAN, "ci_low": NAN, "ci_high": NAN, "interval": "cluster-t",
                 "note": f"{c} cluster: no cluster-robust standard error (needs C >= 2)"}
     lo, hi = t_interval(s.mean(), se, c - 1, level)
+    note = (f"few clusters (C = {c} < {FEW_CLUSTERS}): the cluster-robust SE is biased down and unstable "
+            "(Cameron & Miller 2015); compare with method='bootstrap'") if c < FEW_CLUSTERS else ""
     return {"se": se, "df": float(c - 1), "ci_low": max(float(lo), 0.0), "ci_high": min(float(hi), 1.0),
-            "interval": "cluster-t"}
+            "interval": "cluster-t", "note": note}
 
 
 def _proportion(s: np.ndarray, method: str, level: float) -> dict:
