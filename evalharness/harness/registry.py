@@ -24,7 +24,10 @@ def _builtin_kinds() -> dict[str, Callable[..., Harness]]:
     return kinds
 
 
-EXTRA_KINDS: dict[str, str] = {}
+EXTRA_KINDS: dict[str, str] = {
+    "minimal": "evalharness.harness.minimal:MinimalHarness",
+    "mini-swe-agent": "evalharness.harness.mini_swe:MiniSweAgentHarness",
+}
 """Kinds implemented in optional modules, imported only when used: kind -> 'module:Class'."""
 
 

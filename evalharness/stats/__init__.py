@@ -25,7 +25,14 @@ from evalharness.stats.intervals import (
     wilson_interval,
 )
 from evalharness.stats.merge import GraderGap, acceptance_rate, acceptance_ratio, grader_human_gap
-from evalharness.stats.monitor import DriftBaseline, DriftReport, daily_counts, detect_drift, freeze_baseline, window_intervals
+from evalharness.stats.monitor import (
+    DriftBaseline,
+    DriftReport,
+    daily_counts,
+    detect_drift,
+    freeze_baseline,
+    window_intervals,
+)
 from evalharness.stats.multiple import adjust_pvalues, compare_all
 from evalharness.stats.paired import PairedComparison, compare, paired_t
 from evalharness.stats.passk import pass_at_k, pass_hat_k, pass_k_table

@@ -7,8 +7,9 @@
   Change-day estimate: the day after the last day with C = 0 before the alarm.
 - ARL by Markov chain (Brook & Evans 1972, Biometrika 59): states 0, step, ..., h - step on a
   lattice (R rounded to ``step``), Q[i, j] = P(next state j | i) from the daily count pmf,
-  ARL = [(I - Q)^{-1} 1]_0; the run-length distribution is P(L > t) = [Q^t 1]_0. The pmf is Binomial(n, p) for freshly sampled tasks or Poisson-binomial
-  (a convolution of per-trial Bernoulli pmfs) for the same fixed panel every day.
+  ARL = [(I - Q)^{-1} 1]_0; the run-length distribution is P(L > t) = [Q^t 1]_0. The pmf is
+  Binomial(n, p) for freshly sampled tasks or Poisson-binomial (a convolution of per-trial
+  Bernoulli pmfs) for the same fixed panel every day.
 - Threshold h: the smallest lattice value with ARL0 >= target (default 365 * M days for M streams,
   about one false alarm a year across all streams).
 - Normal-scale two-sided CUSUM for cost and tokens (Page 1954; k = 0.5 sd), h from Siegmund's

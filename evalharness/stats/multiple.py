@@ -39,7 +39,7 @@ def compare_all(df: pd.DataFrame, *, reference: str | None = None, level: float 
     """Paired comparison of every configuration against ``reference``, with adjusted p-values.
 
     Columns: config, reference, n_shared, rate, rate_reference, diff, se, ci_low, ci_high, p_t,
-    p_signflip, p_adjusted (of p_t, by ``adjust``), p_a_better, n_dropped, note.
+    p_signflip, p_adjusted (of p_t, by ``adjust``), signflip_method, p_a_better, n_dropped, note.
     """
     frame = df.assign(config=config_labels(df), _infra=infra_mask(df))
     configs = sorted(frame["config"].unique())
@@ -56,11 +56,12 @@ def compare_all(df: pd.DataFrame, *, reference: str | None = None, level: float 
             "config": name, "reference": reference, "n_shared": c.n_shared, "rate": c.rate_a,
             "rate_reference": c.rate_b, "diff": c.diff, "se": c.se, "ci_low": c.ci_low,
             "ci_high": c.ci_high, "p_t": c.p_t, "p_signflip": c.p_signflip,
-            "p_a_better": c.p_a_better, "n_dropped": len(c.dropped), "note": c.note,
+            "signflip_method": c.signflip_method, "p_a_better": c.p_a_better, "n_dropped": len(c.dropped),
+            "note": c.note,
         })
     out = pd.DataFrame(rows, columns=["config", "reference", "n_shared", "rate", "rate_reference", "diff",
-                                      "se", "ci_low", "ci_high", "p_t", "p_signflip", "p_a_better",
-                                      "n_dropped", "note"])
+                                      "se", "ci_low", "ci_high", "p_t", "p_signflip", "signflip_method",
+                                      "p_a_better", "n_dropped", "note"])
     out.insert(out.columns.get_loc("p_signflip") + 1, "p_adjusted", adjust_pvalues(out["p_t"], adjust))
     return out
 

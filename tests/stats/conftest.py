@@ -22,7 +22,8 @@ def trials_from_counts(counts, seeds: int, *, model: str = "m", harness: str = "
     n = t.size
     df = pd.DataFrame({
         "run_id": "run-1", "pack": "toy", "task_id": [f"task-{i:03d}" for i in t], "model": model,
-        "harness": harness, "config": f"{harness}/{model}", "seed": s, "outcome": np.where(resolved, "resolved", "unresolved"),
+        "harness": harness, "config": f"{harness}/{model}", "seed": s,
+        "outcome": np.where(resolved, "resolved", "unresolved"),
         "resolved": resolved, "infra": False, "cost_usd": np.full(n, cost, dtype=float),
         "input_tokens": 1000, "output_tokens": 200, "total_tokens": 1200, "duration_s": 60.0,
         "started_at": pd.Timestamp(start), "repo": [f"repo-{i % 5}" for i in t] if repo is None else repo,

@@ -12,9 +12,22 @@ import pytest
 from scipy import integrate, stats
 
 from evalharness.stats import (
-    beta_evalues, binomial_pmf, cusum_arl, cusum_path, cusum_reference, cusum_threshold, daily_counts,
-    detect_drift, evalue_pvalues, freeze_baseline, msprt_pvalues, normal_cusum, normal_threshold,
-    poisson_binomial_pmf, window_intervals, wilson_interval,
+    beta_evalues,
+    binomial_pmf,
+    cusum_arl,
+    cusum_path,
+    cusum_reference,
+    cusum_threshold,
+    daily_counts,
+    detect_drift,
+    evalue_pvalues,
+    freeze_baseline,
+    msprt_pvalues,
+    normal_cusum,
+    normal_threshold,
+    poisson_binomial_pmf,
+    wilson_interval,
+    window_intervals,
 )
 from evalharness.stats.drift import change_point, first_alarm, siegmund_arl
 from evalharness.stats.sequential import log_beta_evalue
@@ -82,14 +95,15 @@ def test_msprt_formula_and_running_minimum():
     p = msprt_pvalues(successes, trials, p0, tau)
     s, n = np.cumsum(successes), np.cumsum(trials)
     sig2 = p0 * (1 - p0)
-    lam = np.sqrt(sig2 / (sig2 + n * tau**2)) * np.exp(n**2 * tau**2 * (s / n - p0) ** 2 / (2 * sig2 * (sig2 + n * tau**2)))
+    v = sig2 + n * tau**2
+    lam = np.sqrt(sig2 / v) * np.exp(n**2 * tau**2 * (s / n - p0) ** 2 / (2 * sig2 * v))
     assert np.allclose(p, np.minimum.accumulate(np.minimum(1, 1 / lam)))
     assert np.all(np.diff(p) <= 0)
 
 
 def test_beta_evalue_equals_numerical_integral():
     for s, n, p0 in [(20, 50, 0.58), (300, 600, 0.58), (5, 10, 0.3)]:
-        num = integrate.quad(lambda p: stats.binom.pmf(s, n, p) / p0, 0, p0)[0]
+        num = integrate.quad(lambda p, s=s, n=n, p0=p0: stats.binom.pmf(s, n, p) / p0, 0, p0)[0]
         assert np.exp(log_beta_evalue(s, n, p0)) == pytest.approx(num / stats.binom.pmf(s, n, p0), rel=1e-6)
 
 
@@ -164,7 +178,8 @@ def test_window_intervals_are_wilson_on_rolling_sums():
     w = window_intervals(daily)
     last7 = daily.iloc[-7:]
     lo, hi = wilson_interval(last7["resolved"].sum(), last7["trials"].sum())
-    assert w["rate_7d_low"].iloc[-1] == pytest.approx(float(lo)) and w["rate_7d_high"].iloc[-1] == pytest.approx(float(hi))
+    assert w["rate_7d_low"].iloc[-1] == pytest.approx(float(lo))
+    assert w["rate_7d_high"].iloc[-1] == pytest.approx(float(hi))
 
 
 def test_cost_drift_alarms():

@@ -18,8 +18,18 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from evalharness.stats import (
-    adjust_pvalues, binomial_pmf, cohen_kappa, compare, cusum_arl, cusum_reference, fleiss, pass_at_k,
-    pass_hat_k, score, tasks_needed, wilson_interval,
+    adjust_pvalues,
+    binomial_pmf,
+    cohen_kappa,
+    compare,
+    cusum_arl,
+    cusum_reference,
+    fleiss,
+    pass_at_k,
+    pass_hat_k,
+    score,
+    tasks_needed,
+    wilson_interval,
 )
 
 TOY_A = np.array([4, 4, 3, 4, 2, 0, 4, 1, 3, 4, 0, 2, 4, 3, 0, 4, 1, 4, 2, 3])

@@ -15,8 +15,17 @@ import pytest
 from scipy import stats
 
 from evalharness.stats import (
-    acceptance_rate, acceptance_ratio, grader_human_gap, mde, pass_at_k, pass_hat_k, pass_k_table,
-    plan_from_pilot, plan_table, tasks_needed, wilson_interval,
+    acceptance_rate,
+    acceptance_ratio,
+    grader_human_gap,
+    mde,
+    pass_at_k,
+    pass_hat_k,
+    pass_k_table,
+    plan_from_pilot,
+    plan_table,
+    tasks_needed,
+    wilson_interval,
 )
 
 
@@ -66,7 +75,8 @@ def test_acceptance_ratio_katz_interval():
     r = acceptance_ratio(20, 50, 40, 50)
     se = math.sqrt(1 / 20 - 1 / 50 + 1 / 40 - 1 / 50)
     assert r["ratio"] == pytest.approx(0.5)
-    assert (r["ci_low"], r["ci_high"]) == pytest.approx((0.5 * math.exp(-1.959964 * se), 0.5 * math.exp(1.959964 * se)), rel=1e-5)
+    z = stats.norm.ppf(0.975)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((0.5 * math.exp(-z * se), 0.5 * math.exp(z * se)), rel=1e-9)
     assert math.isnan(acceptance_ratio(3, 10, 0, 10)["ratio"])
 
 
@@ -97,9 +107,12 @@ def test_plan_from_a_large_pilot_recovers_components(make_matrix):
 
 def test_plan_with_one_seed_only_plans_that_seed_count(make_matrix):
     rng = np.random.default_rng(5)
-    df = pd.concat([make_matrix(rng.random((50, 1)) < 0.5, model="a"), make_matrix(rng.random((50, 1)) < 0.4, model="b")])
+    df = pd.concat([make_matrix(rng.random((50, 1)) < 0.5, model="a"),
+                    make_matrix(rng.random((50, 1)) < 0.4, model="b")])
     table = plan_table(df)
     assert np.isfinite(table.loc[0, "tasks_needed"]) and table.loc[1:, "tasks_needed"].isna().all()
+    s_a = df.loc[df["model"] == "a", "resolved"].astype(float)
+    assert table.loc[0, "se_score_at_n"] == pytest.approx(stats.sem(s_a))
     assert "not identifiable" in table.attrs["note"]
 
 

@@ -154,3 +154,14 @@ def test_adjust_keeps_nan_and_rejects_unknown_method():
     assert math.isnan(out[1]) and out[0] == pytest.approx(0.02) and out[2] == pytest.approx(0.04)
     with pytest.raises(ValueError, match="holm"):
         adjust_pvalues([0.1], "bogus")
+
+
+def test_summaries_are_json_serializable(make_trials):
+    import json
+
+    from evalharness.stats import cost_per_resolved, score
+
+    df_a, df_b, _, _ = _pair(make_trials, seed=6)
+    for summary in (compare(df_a, df_b), score(df_a), score(df_a, cluster="repo"), cost_per_resolved(df_a)):
+        back = json.loads(json.dumps(summary.to_dict()))
+        assert set(back) == {str(k) for k in summary.to_dict()}

@@ -55,6 +55,11 @@ def test_one_cluster_is_nan_not_zero(make_trials):
     assert math.isnan(s.se) and "cluster" in s.note
 
 
+def test_few_clusters_are_flagged(make_trials):
+    s = score(make_trials(COUNTS, 4), cluster="repo")  # 5 repositories
+    assert s.n_clusters == 5 and np.isfinite(s.se) and "few clusters" in s.note
+
+
 def test_empty_cluster_key_makes_each_task_its_own_cluster(make_trials):
     clustered = score(make_trials(COUNTS, 4, repo=""), cluster="repo")
     assert clustered.n_clusters == 20

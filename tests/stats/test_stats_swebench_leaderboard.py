@@ -19,7 +19,8 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from evalharness.stats import compare, score, score_table
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "research-data" / "swebench-site" / "info_for_leaderboard.json"
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+DATA = SHARED / "research-data" / "swebench-site" / "info_for_leaderboard.json"
 
 pytestmark = pytest.mark.skipif(
     not DATA.is_file(), reason=f"SWE-bench leaderboard data not found at {DATA} (needs the shared research data)")
