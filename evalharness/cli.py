@@ -32,6 +32,13 @@ def cli() -> None:
 @click.option("--model", "-m", "models", multiple=True, help="litellm model string, e.g. openai/gpt-4o (repeatable).")
 @click.option("--api-base", default=None, help="Model endpoint base URL (for every --model).")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the provider's).")
+@click.option("--input-cost-per-token", type=float, default=None,
+              help="USD per input token, for models missing from litellm's price map (with --output-cost-per-token).")
+@click.option("--output-cost-per-token", type=float, default=None, help="USD per output token.")
+@click.option("--model-config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="YAML of model endpoint fields (timeout_s, num_retries, seed, max_tokens, prices, extra, ...) "
+                   "applied to every --model; options given on the command line win.")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds per task.")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Trials at once.")
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
@@ -46,17 +53,19 @@ def cli() -> None:
               help="Where the HTML report is written.")
 @RUNS_DIR
 @DB
-def run_cmd(pack, harnesses, models, api_base, api_key_env, seeds, workers, tasks, max_steps, max_cost, max_tokens,
-            max_wall, resume, fmt, report_dir, runs_dir, db) -> None:
+def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
+            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, resume, fmt, report_dir,
+            runs_dir, db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
 
     \b
     evalharness run -p tasks/quickstart -H oracle -H null --seeds 3 -j 2
+    evalharness run -p tasks/quickstart -H minimal -H mini-swe-agent -m openai/gpt-4o-mini --api-key-env OPENAI_API_KEY
     evalharness run --resume 20261130-101500-ab12
     """
     from evalharness.console import run_with_progress
     from evalharness.runner import RunConfig
-    from evalharness.types import Budget, ModelEndpoint
+    from evalharness.types import Budget
 
     config = None
     if not resume:
@@ -65,7 +74,9 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, seeds, workers, task
         config = RunConfig(
             pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)), workers=workers,
             tasks=list(tasks) or None,
-            models=[ModelEndpoint(name=m, api_base=api_base, api_key_env=api_key_env) for m in models],
+            models=_model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
+                                    temperature=temperature, input_cost_per_token=input_cost_per_token,
+                                    output_cost_per_token=output_cost_per_token),
             budget=Budget(max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens, max_wall_s=max_wall))
     summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
@@ -120,6 +131,82 @@ def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, 
     html = report_dir / f"{run_ids[0]}.html"
     html.write_text(render(report, "html"))
     click.echo(f"HTML report: {html}")
+
+
+def _frame(run_ids, runs_dir, db):
+    from evalharness.report.data import trials_frame
+
+    return trials_frame(_store(runs_dir, db), list(run_ids))
+
+
+def _print_rows(rows: list[list[str]], fmt: str, title: str) -> None:
+    from evalharness.report.render import markdown_table, text_table
+
+    click.echo(markdown_table(rows) if fmt == "md" else text_table(rows, title))
+
+
+@cli.command("compare")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--a", "config_a", default=None, help="Configuration A as harness/model (default: the first of two).")
+@click.option("--b", "config_b", default=None, help="Configuration B as harness/model.")
+@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
+@RUNS_DIR
+@DB
+def compare_cmd(run_ids, config_a, config_b, fmt, runs_dir, db) -> None:
+    """Paired A/B on shared tasks: difference, interval, p-values, cost per resolved.
+
+    Give two runs (one configuration each), or one run holding two configurations.
+
+    \b
+    evalharness compare RUN_A RUN_B
+    evalharness compare RUN_ID --a minimal/openai/gpt-4o --b mini-swe-agent/openai/gpt-4o
+    """
+    from evalharness.report.ab import comparison_rows
+
+    _print_rows(comparison_rows(_frame(run_ids, runs_dir, db), config_a, config_b), fmt, "Paired comparison")
+
+
+@cli.command("plan")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--delta", type=float, default=0.05, show_default=True, help="Difference to detect (0.05 = 5 points).")
+@click.option("--a", "config_a", default=None)
+@click.option("--b", "config_b", default=None)
+@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
+@RUNS_DIR
+@DB
+def plan_cmd(run_ids, delta, config_a, config_b, fmt, runs_dir, db) -> None:
+    """From a pilot run: tasks needed for 80% power at K = 1, 3, 5, 10 seeds, and the detectable effect.
+
+    \b
+    evalharness plan RUN_ID --delta 0.05
+    """
+    from evalharness.report.ab import plan_rows
+
+    rows, note = plan_rows(_frame(run_ids, runs_dir, db), config_a, config_b, delta)
+    _print_rows(rows, fmt, f"Design for a paired comparison detecting {delta:+.0%} at 80% power, alpha 0.05")
+    if note:
+        click.echo(f"note: {note}")
+
+
+@cli.command("grade")
+@click.argument("run_id")
+@click.option("--log-parser", default=None, help="Parse with this parser instead of the pack's.")
+@RUNS_DIR
+def grade_cmd(run_id, log_parser, runs_dir) -> None:
+    """Re-grade a stored run from its run folders (no Docker); exit 1 if any outcome changes.
+
+    \b
+    evalharness grade 20261130-101500-ab12
+    """
+    from evalharness.regrade import regrade_run
+
+    results = regrade_run(runs_dir / run_id, log_parser=log_parser)
+    changed = [r for r in results if r.stored != r.now]
+    for r in changed:
+        click.echo(f"{r.trial}: {r.stored} -> {r.now} ({r.reason})")
+    click.echo(f"re-graded {len(results)} trial(s): {len(results) - len(changed)} unchanged, {len(changed)} changed")
+    if changed:
+        sys.exit(1)
 
 
 @cli.command("runs")
@@ -229,6 +316,64 @@ def harnesses_list_cmd() -> None:
 
     for name in available():
         click.echo(name)
+
+
+def _model_endpoints(models, model_config, **options):
+    """ModelEndpoints for the --model names: fields from --model-config, then the options given."""
+    import yaml
+    from pydantic import ValidationError
+
+    from evalharness.errors import ConfigError
+    from evalharness.types import ModelEndpoint
+
+    base = {}
+    if model_config is not None:
+        try:
+            base = yaml.safe_load(model_config.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"model config {model_config} is not valid YAML: {e}") from e
+        if not isinstance(base, dict):
+            raise ConfigError(f"model config {model_config}: expected a mapping of model endpoint fields")
+    names = list(models) or ([base["name"]] if "name" in base else [])
+    fields = {k: v for k, v in options.items() if v is not None}
+    try:
+        return [ModelEndpoint.model_validate({**base, **fields, "name": name}) for name in names]
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        raise ConfigError(f"model settings are invalid ({model_config or 'command line'})", problems) from e
+
+
+@cli.command("show")
+@click.argument("target")
+@click.option("--output-chars", type=click.IntRange(min=100), default=1500, show_default=True,
+              help="Characters of each output, command and message shown (head and tail).")
+@RUNS_DIR
+def show_cmd(target, output_chars, runs_dir) -> None:
+    """Show a trial's trajectory: steps, commands, outputs, usage, outcome.
+
+    TARGET is a trial folder, or RUN_ID/PACK/TASK/HARNESS/MODEL/seed-N under --runs-dir;
+    a run or any folder above trials lists the trials in it.
+
+    \b
+    evalharness show 20261130-101500-ab12/quickstart/boltons-strutils-parse-int-list/minimal/openai__gpt-4o/seed-0
+    evalharness show 20261130-101500-ab12
+    """
+    from rich.console import Console
+
+    from evalharness.trajectory import render, trial_folders
+
+    folder = Path(target) if Path(target).is_dir() else runs_dir / target
+    if not folder.is_dir():
+        raise UserError(f"no trial or run folder {target!r} (looked in . and {runs_dir})",
+                        "pass a trial folder or RUN_ID/PACK/TASK/HARNESS/MODEL/seed-N; `evalharness runs` lists runs")
+    trials = trial_folders(folder)
+    if not trials:
+        raise UserError(f"no trajectory.json under {folder}")
+    if len(trials) > 1:
+        for trial in trials:
+            click.echo(trial.relative_to(runs_dir) if trial.is_relative_to(runs_dir) else trial)
+        return
+    render(trials[0], Console(), output_chars=output_chars)
 
 
 def main() -> None:

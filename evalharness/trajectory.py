@@ -63,25 +63,65 @@ class Recorder:
     def start() -> tuple[str, float]:
         return now_iso(), time.monotonic()
 
-    def _add(self, kind: str, started: tuple[str, float] | None, **fields: Any) -> dict[str, Any]:
-        t_start, t0 = started or self.start()
-        step = {"index": len(self.steps), "t_start": t_start, "duration_s": round(time.monotonic() - t0, 3),
-                "kind": kind, **fields}
+    def add(self, kind: str, t_start: str, duration_s: float | None, **fields: Any) -> dict[str, Any]:
+        step = {"index": len(self.steps), "t_start": t_start, "duration_s": duration_s, "kind": kind, **fields}
         self.steps.append(step)
         return step
 
+    @staticmethod
+    def _since(started: tuple[str, float]) -> tuple[str, float]:
+        return started[0], round(time.monotonic() - started[1], 3)
+
     def model(self, started: tuple[str, float], messages_in: int, message: dict[str, Any], usage: Usage,
               ) -> dict[str, Any]:
-        return self._add("model", started, messages_in=messages_in, content=message.get("content") or "",
-                         tool_calls=tool_calls_of(message), usage=usage.model_dump())
+        return self.add("model", *self._since(started), messages_in=messages_in, content=message.get("content") or "",
+                        tool_calls=tool_calls_of(message), usage=usage.model_dump())
 
-    def command(self, started: tuple[str, float], command: str, exit_code: int, output: str,
+    def command(self, started: tuple[str, float], command: str, exit_code: int | None, output: str,
                 timed_out: bool = False) -> dict[str, Any]:
-        return self._add("command", started, command=command, exit_code=exit_code,
-                         output=truncate(output, self.output_limit), timed_out=timed_out)
+        return self.add("command", *self._since(started), command=command, exit_code=exit_code,
+                        output=truncate(output, self.output_limit), timed_out=timed_out)
 
     def note(self, text: str, **fields: Any) -> dict[str, Any]:
-        return self._add("note", None, text=text, **fields)
+        return self.add("note", now_iso(), 0.0, text=text, **fields)
+
+
+def from_mini_swe_messages(messages: list[dict[str, Any]], output_limit: int = DEFAULT_OUTPUT_LIMIT,
+                           ) -> list[dict[str, Any]]:
+    """The common trajectory of a mini-swe-agent conversation (``DefaultAgent.messages``).
+
+    Model steps come from assistant messages and from format-error messages (the call was made,
+    its reply rejected); timing and usage from the ``extra["evalharness"]`` the mini-swe-agent
+    harness attaches; command steps from observation messages and from the exit message of a
+    submission (whose command never gets an observation).
+    """
+    rec = Recorder(output_limit)
+    for message in messages:
+        role, extra = message.get("role"), message.get("extra") or {}
+        info = extra.get("evalharness") or {}
+        if role == "assistant" or info:
+            reply = message if role == "assistant" else _response_message(extra)
+            rec.add("model", info.get("t_start", ""), info.get("duration_s"), messages_in=info.get("messages_in"),
+                    content=reply.get("content") or "", tool_calls=tool_calls_of(reply), usage=info.get("usage"))
+        if extra.get("interrupt_type") == "FormatError":
+            rec.add("note", info.get("t_start", ""), 0.0, text="format error", message=message.get("content"))
+        elif "command" in extra:
+            rec.add("command", extra.get("t_start", ""), extra.get("duration_s"), command=extra["command"],
+                    exit_code=extra.get("returncode"), output=truncate(extra.get("raw_output", ""), output_limit),
+                    timed_out=bool(extra.get("timed_out")))
+        if role == "exit":
+            rec.note(str(extra.get("exit_status") or message.get("content")), exit_status=extra.get("exit_status"),
+                     budget=extra.get("budget"), submission=truncate(extra.get("submission", ""), output_limit))
+    return rec.steps
+
+
+def _response_message(extra: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message inside a stored litellm response dump (format-error messages keep only that)."""
+    response = extra.get("response")
+    try:
+        return dict(response["choices"][0]["message"])  # type: ignore[index]
+    except (TypeError, KeyError, IndexError):
+        return {"content": extra.get("model_response", "")}
 
 
 def document(steps: list[dict[str, Any]], usage: Usage, **meta: Any) -> dict[str, Any]:
@@ -93,3 +133,67 @@ def load(path: Path) -> dict[str, Any]:
     """Read a ``trajectory.json``; a bare list of steps (older runs) is wrapped into a document."""
     data = json.loads(Path(path).read_text())
     return {"format": "legacy", "steps": data} if isinstance(data, list) else data
+
+
+def trial_folders(target: Path) -> list[Path]:
+    """Trial folders (holding a trajectory.json) at or under ``target``, sorted."""
+    if (target / "trajectory.json").is_file():
+        return [target]
+    return sorted(p.parent for p in target.rglob("trajectory.json") if ".partial-" not in str(p))
+
+
+def render(folder: Path, console: Any, output_chars: int = 1500) -> None:
+    """Print one trial's trajectory (steps, commands, outputs cut to ``output_chars``), usage and outcome."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    doc = load(folder / "trajectory.json")
+    result_file = folder / "result.json"
+    result = json.loads(result_file.read_text()) if result_file.is_file() else {}
+    outcome = result.get("outcome") or doc.get("outcome", "?")
+    head = Text.assemble((f"{outcome}", "bold green" if outcome == "resolved" else "bold red"),
+                         f"  {result.get('reason') or doc.get('reason', '')}\n",
+                         f"{doc.get('task_id', '?')} · {doc.get('harness', '?')} · {doc.get('model', '?')} · "
+                         f"seed {doc.get('seed', '?')} · exit status {doc.get('exit_status', '?')}\n",
+                         _usage_line(doc.get("usage") or {}))
+    console.print(Panel(head, title=str(folder), title_align="left"))
+    for step in doc.get("steps", []):
+        console.print(_step_text(step, output_chars))
+    if result.get("error"):
+        console.print(Panel(Text(truncate(str(result["error"]), output_chars)), title="error", border_style="red"))
+
+
+def _usage_line(usage: dict[str, Any]) -> str:
+    cost = usage.get("cost_usd")
+    return (f"{usage.get('calls', 0)} model calls · {usage.get('input_tokens', 0)} input + "
+            f"{usage.get('output_tokens', 0)} output tokens · cost "
+            f"{'unknown' if cost is None else f'${cost:.6f}'}")
+
+
+def _step_text(step: dict[str, Any], output_chars: int) -> Any:
+    from rich.text import Text
+
+    kind, index, took = step.get("kind"), step.get("index"), step.get("duration_s")
+    when = f"{took:.2f} s" if isinstance(took, (int, float)) else "?"
+    if kind == "model":
+        usage = step.get("usage") or {}
+        text = Text.assemble((f"[{index}] model", "bold cyan"), f"  {when} · {usage.get('input_tokens', 0)} in / "
+                             f"{usage.get('output_tokens', 0)} out tokens\n")
+        if step.get("content"):
+            text.append(truncate(str(step["content"]), output_chars) + "\n")
+        for call in step.get("tool_calls") or []:
+            args = call.get("arguments")
+            shown = args.get("command") if isinstance(args, dict) and "command" in args else json.dumps(args)
+            text.append(f"→ {call.get('name')}: ", style="magenta")
+            text.append(truncate(str(shown), output_chars) + "\n")
+        return text
+    if kind == "command":
+        code = step.get("exit_code")
+        flag = " · timed out" if step.get("timed_out") else ""
+        text = Text.assemble((f"[{index}] $ ", "bold yellow"), (truncate(str(step.get("command", "")), output_chars),
+                             "yellow"), (f"\n    exit {code} · {when}{flag}\n", "green" if code == 0 else "red"))
+        text.append(truncate(str(step.get("output", "")), output_chars) + "\n", style="dim")
+        return text
+    extra = {k: v for k, v in step.items() if k not in ("index", "t_start", "duration_s", "kind", "text") and v}
+    return Text.assemble((f"[{index}] • {step.get('text', '')}", "bold"),
+                         f"  {truncate(json.dumps(extra, default=str), output_chars)}" if extra else "", "\n")

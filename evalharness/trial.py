@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -15,7 +16,9 @@ from evalharness.grading.grade import GradeResult, grade
 from evalharness.packs import Pack
 from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
+from evalharness.redact import redact, secrets_of
 from evalharness.sandbox.images import ImageBuilder
+from evalharness.trajectory import document as trajectory_document
 from evalharness.types import NO_MODEL, AgentResult, Budget, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
 
 
@@ -65,15 +68,20 @@ def _now() -> datetime:
 
 
 def run_trial(ctx: TrialContext, trial: Trial) -> TrialOutput:
-    """Run one attempt. Raises SandboxError (incl. image build failures) for the caller to retry."""
+    """Run one attempt, secrets redacted. Raises SandboxError (incl. image build failures) for the caller to retry."""
+    return redact_output(_attempt(ctx, trial), secrets_of(trial.model))
+
+
+def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     started, log, timings = _now(), [], {}
     spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
     t0 = time.monotonic()
     image = ctx.images.task_image(ctx.pack, trial.task)
+    agent_image = _agent_image(ctx, trial, image)
     timings["image_s"] = time.monotonic() - t0
-    log.append(f"image {image}")
+    log.append(f"image {image}" + (f", agent image {agent_image}" if agent_image != image else ""))
     t0 = time.monotonic()
-    agent = _run_agent(ctx, trial, image, trial_id, log)
+    agent = _run_agent(ctx, trial, agent_image, trial_id, log)
     timings["agent_s"] = time.monotonic() - t0
     if agent.budget_exhausted:
         return TrialOutput(Outcome.BUDGET_EXHAUSTED, f"budget exhausted: {agent.budget_exhausted}", agent, None,
@@ -91,11 +99,37 @@ def run_trial(ctx: TrialContext, trial: Trial) -> TrialOutput:
     return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log)
 
 
+def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
+    """``out`` with API keys removed from everything that is stored (files and database row).
+
+    The patch loses only exact secret values (a key-shaped string in code is left alone); the
+    rest also loses anything shaped like a known credential (evalharness.redact).
+    """
+    agent = out.agent.model_copy(update={
+        "patch": redact(out.agent.patch, secrets, patterns=False), "error": redact(out.agent.error, secrets),
+        "trajectory": redact(out.agent.trajectory, secrets)})
+    grade_result = out.grade
+    if grade_result is not None:
+        grade_result = dataclasses.replace(grade_result, test_output=redact(grade_result.test_output, secrets),
+                                           junit_xml=redact(grade_result.junit_xml, secrets),
+                                           reason=redact(grade_result.reason, secrets))
+    return dataclasses.replace(out, reason=redact(out.reason, secrets), agent=agent, grade=grade_result,
+                               log=redact(out.log, secrets))
+
+
+def _agent_image(ctx: TrialContext, trial: Trial, task_image: str) -> str:
+    """The task image, or the harness tier when the harness installs something (optional ``image_layer()``)."""
+    steps = list(getattr(trial.harness, "image_layer", lambda: [])())
+    return ctx.images.harness_image(ctx.pack, trial.task, steps) if steps else task_image
+
+
 def _run_agent(ctx: TrialContext, trial: Trial, image: str, trial_id: str, log: list[str]) -> AgentResult:
     spec = ctx.pack.spec
     wall = ctx.budget.max_wall_s or spec.timeouts.agent_s
+    options = dict(getattr(trial.harness, "sandbox_options", lambda: {})())  # e.g. {"shared_dirs": [...]}
     with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent", limits=ctx.limits,
-                       workdir=spec.environment.workdir, default_timeout=spec.timeouts.exec_s) as sandbox:
+                       workdir=spec.environment.workdir, default_timeout=spec.timeouts.exec_s,
+                       **options) as sandbox:
         sandbox.start()
         sandbox.set_wall_budget(wall)
         log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
@@ -104,16 +138,21 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, trial_id: str, log: 
         except BudgetExhausted as e:
             log.append(str(e))
             return AgentResult(patch="", exit_status="budget_exhausted", budget_exhausted=e.which,
-                               error=str(e), usage=getattr(e, "usage", None) or Usage())
+                               error=str(e), **_kept(e))
         except SandboxError:
             raise
         except HarnessError as e:
             log.append(f"harness error: {e}")
-            return AgentResult(exit_status="error", error=str(e), usage=getattr(e, "usage", None) or Usage())
+            return AgentResult(exit_status="error", error=str(e), **_kept(e))
         except EvalHarnessError as e:
-            return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}")
+            return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e))
         except Exception as e:  # a bug in the harness: the trial ends, the run goes on, the traceback is kept
-            return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:])
+            return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:], **_kept(e))
+
+
+def _kept(e: Exception) -> dict[str, Any]:
+    """Usage and trajectory a harness attached to the exception that ended it (spent money is never lost)."""
+    return {"usage": getattr(e, "usage", None) or Usage(), "trajectory": getattr(e, "trajectory", None) or []}
 
 
 def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +166,9 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
     }
     files: dict[str, Any] = {
         "patch.diff": out.agent.patch,
-        "trajectory.json": {"steps": out.agent.trajectory, "usage": out.agent.usage.model_dump()},
+        "trajectory.json": trajectory_document(
+            out.agent.trajectory, out.agent.usage, **extra, task_id=trial.task.instance_id,
+            harness=trial.harness.name, model=trial.model_label, seed=trial.seed, outcome=out.outcome.value, reason=out.reason, exit_status=out.agent.exit_status),
         "result.json": result,
         "trial.log": "\n".join(out.log) + "\n",
     }

@@ -113,34 +113,39 @@ def _run_tests(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeRe
     if run.timed_out:
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
         return result
-    junit = result.junit_xml = _read_optional(sandbox, JUNIT_XML)
-    if spec.log_parser == "junit" and junit is None:
-        result.outcome = Outcome.TEST_RUN_ERROR
-        result.reason = f"the test command wrote no JUnit XML (exit {run.exit_code}): it died before reporting"
-        return result
+    result.junit_xml = _read_optional(sandbox, JUNIT_XML)
+    result.outcome, result.reason, result.tests = decide(
+        task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
+        patch_applied=result.patch_applied)
+    return result
+
+
+def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_xml: str | None,
+           patch_applied: bool) -> tuple[Outcome, str, dict[str, str]]:
+    """Pure: from one finished test run to (outcome, reason, status of each required test).
+
+    ``evalharness grade`` calls it again on a stored run folder, without Docker.
+    """
+    if log_parser == "junit" and junit_xml is None:
+        return (Outcome.TEST_RUN_ERROR,
+                f"the test command wrote no JUnit XML (exit {exit_code}): it died before reporting", {})
     try:
-        statuses = parse(spec.log_parser, TestRun(log=run.output, exit_code=run.exit_code, junit_xml=junit))
+        statuses = parse(log_parser, TestRun(log=log, exit_code=exit_code, junit_xml=junit_xml))
     except ValueError as e:
-        result.outcome, result.reason = Outcome.TEST_RUN_ERROR, f"test results unreadable: {e}"
-        return result
+        return Outcome.TEST_RUN_ERROR, f"test results unreadable: {e}", {}
     wanted = task.FAIL_TO_PASS + task.PASS_TO_PASS
     matched = match_test_ids(statuses, wanted)
-    result.tests = {t: s.value if s else "missing" for t, s in matched.items()}
+    tests = {t: s.value if s else "missing" for t, s in matched.items()}
     if not statuses:
-        result.outcome = Outcome.TEST_RUN_ERROR
-        result.reason = f"the test command reported no tests (exit {run.exit_code})"
-        return result
-    ok, why = consistent_with_exit_code(statuses, run.exit_code)
+        return Outcome.TEST_RUN_ERROR, f"the test command reported no tests (exit {exit_code})", tests
+    ok, why = consistent_with_exit_code(statuses, exit_code)
     if not ok:
-        result.outcome, result.reason = Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}"
-        return result
+        return Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}", tests
     failing = [t for t in wanted if matched[t] not in PASSING]
     if failing:
-        result.outcome = Outcome.UNRESOLVED if result.patch_applied else Outcome.NO_PATCH
-        result.reason = f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]}"
-    else:
-        result.outcome, result.reason = Outcome.RESOLVED, f"all {len(wanted)} required tests pass"
-    return result
+        outcome = Outcome.UNRESOLVED if patch_applied else Outcome.NO_PATCH
+        return outcome, f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]}", tests
+    return Outcome.RESOLVED, f"all {len(wanted)} required tests pass", tests
 
 
 def _read_optional(sandbox: Sandbox, path: str) -> str | None:

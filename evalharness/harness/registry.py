@@ -27,6 +27,7 @@ def _builtin_kinds() -> dict[str, Callable[..., Harness]]:
 EXTRA_KINDS: dict[str, str] = {
     "minimal": "evalharness.harness.minimal:MinimalHarness",
     "mini-swe-agent": "evalharness.harness.mini_swe:MiniSweAgentHarness",
+    "command": "evalharness.harness.command:CommandHarness",
 }
 """Kinds implemented in optional modules, imported only when used: kind -> 'module:Class'."""
 

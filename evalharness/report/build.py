@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalharness.stats.table import per_task_table, score_table
+from evalharness.stats import compare_all, per_task_table, score_table
 
 SCORE_FIELDS = ["config", "n_tasks", "n_trials", "n_infra", "resolve_rate", "ci_low", "ci_high", "se",
                 "interval", "mean_cost_usd", "cost_per_resolved", "mean_tokens", "note"]
@@ -29,7 +29,12 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
     per_task = per_task_table(df)
     outcomes = (df.groupby(["config", "outcome"]).size().unstack(fill_value=0)
                 if len(df) else pd.DataFrame())
+    comparisons = []
+    if df["config"].nunique() > 1:
+        cmp = compare_all(df, adjust="holm", level=level)
+        comparisons = [{k: _clean(v) for k, v in row.items()} for row in cmp.to_dict(orient="records")]
     return {
+        "comparisons": comparisons,
         "runs": [{k: str(v) for k, v in r.items() if k in ("run_id", "created_at", "status", "pack")} for r in runs],
         "level": level,
         "scores": scores,

@@ -44,7 +44,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def _md_table(rows: list[list[str]]) -> str:
+def markdown_table(rows: list[list[str]]) -> str:
     head, *body = rows
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
@@ -56,10 +56,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     pt = report["per_task"]
     parts = [f"# evalharness report\n\nRuns: {runs}. Trials: {report['n_trials']}, "
              f"infrastructure failures (left out of rates): {report['n_infra']}.\n",
-             "## Resolve rate per configuration\n", _md_table(score_rows(report)),
+             "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
              "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level).\n",
-             "## Solved seeds per task\n", _md_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
-             "\n## Outcomes\n", _md_table(_outcome_rows(report))]
+             *(["## Paired comparisons (Holm-adjusted)\n", markdown_table(comparison_rows(report)), ""]
+               if report["comparisons"] else []),
+             "## Solved seeds per task\n", markdown_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
+             "\n## Outcomes\n", markdown_table(_outcome_rows(report))]
     return "\n".join(parts) + "\n"
 
 
@@ -70,27 +72,43 @@ def _outcome_rows(report: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def render_text(report: dict[str, Any]) -> str:
+def text_table(rows: list[list[str]], title: str = "") -> str:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(record=True, width=160, file=io.StringIO())
-    head, *body = score_rows(report)
-    table = Table(title=f"Resolve rate per configuration ({report['n_trials']} trials, "
-                        f"{report['n_infra']} infrastructure failures left out)")
+    head, *body = rows
+    table = Table(title=title or None)
     for column in head:
         table.add_column(column, overflow="fold")
     for row in body:
-        table.add_row(*row)
+        table.add_row(*[escape(c) for c in row])
     console.print(table)
-    pt = report["per_task"]
-    tasks = Table(title="Solved seeds per task")
-    for column in [pt["index"], *pt["columns"]]:
-        tasks.add_column(column)
-    for row in pt["rows"]:
-        tasks.add_row(*row)
-    console.print(tasks)
     return console.export_text()
+
+
+def render_text(report: dict[str, Any]) -> str:
+    pt = report["per_task"]
+    parts = [text_table(score_rows(report), f"Resolve rate per configuration ({report['n_trials']} trials, "
+                                           f"{report['n_infra']} infrastructure failures left out)")]
+    if report["comparisons"]:
+        parts.append(text_table(comparison_rows(report), "Paired comparisons against the reference (Holm-adjusted)"))
+    parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
+    return "".join(parts)
+
+
+def comparison_rows(report: dict[str, Any]) -> list[list[str]]:
+    level = int(round(report["level"] * 100))
+    rows = [["configuration", "reference", "shared tasks", "difference", f"{level}% interval", "p (paired t)",
+             "p (sign-flip)", "p (Holm)"]]
+    for c in report["comparisons"]:
+        diff = "n/a" if c["diff"] is None else f"{100 * c['diff']:+.1f} pts"
+        interval = ("n/a" if c["ci_low"] is None else
+                    f"[{100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}]")
+        rows.append([c["config"], c["reference"], str(c["n_shared"]), diff, interval,
+                     *[("n/a" if c[k] is None else f"{c[k]:.4f}") for k in ("p_t", "p_signflip", "p_adjusted")]])
+    return rows
 
 
 def plot_png(report: dict[str, Any]) -> bytes | None:
@@ -127,4 +145,5 @@ def render_html(report: dict[str, Any]) -> str:
     pt = report["per_task"]
     return env.get_template("report.html.j2").render(
         report=report, score_head=head, score_body=body, plot=base64.b64encode(png).decode() if png else None,
-        task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report))
+        task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report),
+        comparison=comparison_rows(report) if report["comparisons"] else None)

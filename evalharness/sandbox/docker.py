@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import io
+import os
+import shutil
 import tarfile
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
 
 import docker
 import requests
@@ -24,17 +28,42 @@ _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
 
 
 class DockerSandbox(Sandbox):
-    """A container started from a task image with ``network_mode=none`` and CPU/memory/pids limits."""
+    """A container started from a task image with ``network_mode=none`` and CPU/memory/pids limits.
+
+    ``shared_dirs`` are container paths that each get a fresh, private host folder (created at
+    start, removed at close), mounted read-only: the host puts files or a unix socket there
+    (see :meth:`shared_dir`), the sandbox can read them but not change them.
+    """
 
     def __init__(self, client: docker.DockerClient, image: str, *, run_id: str, trial: str,
                  role: str = "agent", limits: Limits = Limits(), workdir: str = "/testbed",
-                 default_timeout: float = 120.0):
+                 default_timeout: float = 120.0, shared_dirs: tuple[str, ...] | list[str] = ()):
         self.client, self.image, self.workdir = client, image, workdir
         self.default_timeout = default_timeout
         self.labels = {LABEL_RUN: run_id, LABEL_TRIAL: trial, LABEL_ROLE: role}
         self.limits = limits
         self.container = None
         self._lock = threading.Lock()
+        self._shared_paths = tuple(shared_dirs)
+        self._shared: dict[str, Path] = {}
+
+    def shared_dir(self, container_path: str) -> Path:
+        """The host folder mounted at ``container_path`` (one of ``shared_dirs``)."""
+        try:
+            return self._shared[container_path]
+        except KeyError:
+            raise SandboxError(f"{container_path} is not a shared folder of this sandbox "
+                               f"(shared: {', '.join(self._shared) or 'none'})") from None
+
+    def _mounts(self) -> dict[str, dict[str, str]]:
+        """Fresh host folders: neutral names in the system temp dir, mode 0711 (reachable by the agent's uid)."""
+        volumes = {}
+        for container_path in self._shared_paths:
+            host = Path(tempfile.mkdtemp(prefix="evalharness-"))
+            os.chmod(host, 0o711)
+            self._shared[container_path] = host
+            volumes[str(host)] = {"bind": container_path, "mode": "ro"}
+        return volumes
 
     def start(self) -> "DockerSandbox":
         try:
@@ -43,9 +72,10 @@ class DockerSandbox(Sandbox):
                 network_mode="none", labels=self.labels, working_dir=self.workdir, user="root",
                 mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
                 nano_cpus=int(self.limits.cpus * 1e9), pids_limit=self.limits.pids,
-                environment={"HOME": f"/home/{AGENT_USER}"},
+                environment={"HOME": f"/home/{AGENT_USER}"}, volumes=self._mounts() or None,
             )
         except _DOCKER_ERRORS as e:
+            self._remove_shared()
             raise SandboxError(f"could not start a container from {self.image}: {e}") from e
         return self
 
@@ -111,6 +141,7 @@ class DockerSandbox(Sandbox):
         with self._lock:
             container, self.container = self.container, None
         if container is None:
+            self._remove_shared()
             return
         try:
             container.remove(force=True)
@@ -118,6 +149,12 @@ class DockerSandbox(Sandbox):
             pass
         except _DOCKER_ERRORS as e:
             raise SandboxError(f"could not remove container {container.id[:12]}: {e}") from e
+        finally:
+            self._remove_shared()
+
+    def _remove_shared(self) -> None:
+        for host in self._shared.values():
+            shutil.rmtree(host, ignore_errors=True)
 
 
 def _read_all(chunks) -> bytes:

@@ -1,5 +1,8 @@
 """Image tiers: base -> environment (repository + dependencies) -> task (one-commit work tree).
 
+A harness that installs an agent adds a tier: environment -> harness (the install steps) ->
+task, so the install runs once per pack and the task's one commit is made last, as usual.
+
 Every tag is a content hash of its recipe, so an unchanged recipe is never rebuilt and a
 changed one always is. Builds use host networking and can inject a CA bundle so pip works
 behind TLS-intercepting proxies.
@@ -172,6 +175,17 @@ def task_context(pack: Pack, task: TaskSpec, env_tag: str) -> BuildContext:
     return ctx
 
 
+def harness_context(pack: Pack, env_tag: str, steps: list[str]) -> BuildContext:
+    """The environment plus a harness's install steps, run as root from ``/`` (the work tree stays as it was).
+
+    Each step is a shell command (a ``RUN`` line) or, when it starts with ``ENV ``, an ENV line.
+    """
+    lines = [f"FROM {env_tag}", *[f"ARG {name}" for name in FORWARDED_BUILD_ENV], "WORKDIR /"]
+    lines += [step if step.startswith("ENV ") else f"RUN {step}" for step in steps]
+    lines.append(f"WORKDIR {pack.spec.environment.workdir}")
+    return BuildContext(dockerfile="\n".join(lines) + "\n")
+
+
 class ImageBuilder:
     """Builds the image tiers of packs, each tag at most once, and says which it built."""
 
@@ -196,6 +210,17 @@ class ImageBuilder:
         tag = f"evalharness/task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
         return self._ensure(tag, ctx, pack.spec.timeouts.build_s,
                             {"evalharness.pack": pack.name, "evalharness.task": task.instance_id})
+
+    def harness_image(self, pack: Pack, task: TaskSpec, install_steps: list[str]) -> str:
+        """The task image built on the environment plus ``install_steps``: what a command-kind agent runs in."""
+        env_tag = self.env_image(pack)
+        hctx = harness_context(pack, env_tag, install_steps)
+        labels = {"evalharness.pack": pack.name}
+        harness_env = self._ensure(f"evalharness/harness-env.{pack.name.lower()}:{hctx.digest()}", hctx,
+                                   pack.spec.timeouts.build_s, labels)
+        ctx = task_context(pack, task, harness_env)
+        tag = f"evalharness/harness-task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
+        return self._ensure(tag, ctx, pack.spec.timeouts.build_s, {**labels, "evalharness.task": task.instance_id})
 
     def _ensure(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str]) -> str:
         with self._guard:

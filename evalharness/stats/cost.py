@@ -84,7 +84,7 @@ def ratio_estimate(cost, resolved, level: float = 0.95) -> dict[str, float]:
     ratio = c.sum() / total if n and total > 0 else float("nan")
     se = float(np.sqrt(n / (n - 1) * np.sum((c - ratio * y) ** 2)) / total) if n >= 2 and total > 0 else float("nan")
     q = stats.t.ppf(0.5 + level / 2, n - 1) if n >= 2 else float("nan")
-    spread = np.exp(q * se / ratio) if np.isfinite(se) else float("nan")
+    spread = np.exp(q * se / ratio) if np.isfinite(se) and ratio > 0 else float("nan")
     return {"ratio": float(ratio), "se": se, "low": float(ratio / spread), "high": float(ratio * spread), "n": n}
 
 

@@ -127,6 +127,9 @@ def plan_from_pilot(df: pd.DataFrame, *, a: str | None = None, b: str | None = N
     w2 = max(float(d.var()) - s2a * inv_a_shared - s2b * inv_b, 0.0)
     note = "" if np.isfinite(s2a) and np.isfinite(s2b) else (
         "one seed per task in the pilot: within-task variance not identifiable; only K = pilot seeds planned")
+    if len(shared) >= 2 and float(d.var()) == 0 and s2a == 0 and s2b == 0:
+        note = ("the pilot shows no variation at all (every task difference equal, every seed alike): "
+                "the variance estimates are 0, so these numbers are degenerate; pilot on more varied tasks")
     if len(shared) < 2:
         note = "fewer than 2 shared tasks in the pilot: nothing to plan from"
     return PilotPlan(a, b, len(shared), seeds, w2, s2a, s2b, var_x, float(d.var()), float(ta["mean"].var()), note)

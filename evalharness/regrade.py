@@ -1,0 +1,58 @@
+"""Re-grade a stored run from its run folders, without Docker.
+
+Every trial folder keeps the test command's output, its JUnit XML and the exit code, so the
+decision (parsing + resolution) can be made again, e.g. after a parser fix, and compared with
+what was stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalharness.errors import UserError
+from evalharness.grading.grade import decide
+from evalharness.packs import Pack, load_pack
+from evalharness.types import Outcome
+
+REGRADABLE = {o.value for o in (Outcome.RESOLVED, Outcome.UNRESOLVED, Outcome.NO_PATCH, Outcome.TEST_RUN_ERROR)}
+
+
+@dataclass(frozen=True)
+class Regrade:
+    trial: str
+    stored: str
+    now: str
+    reason: str
+
+
+def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade]:
+    """Decide every graded trial of ``run_dir`` again; ``log_parser`` overrides the pack's."""
+    manifest = run_dir / "manifest.json"
+    if not manifest.is_file():
+        raise UserError(f"no run folder at {run_dir}", "give a run id under --runs-dir, or the folder itself")
+    pack = _pack(json.loads(manifest.read_text())["pack"])
+    parser = log_parser or pack.spec.log_parser
+    results = []
+    for result_file in sorted(run_dir.glob("*/*/*/*/seed-*/result.json")):
+        result = json.loads(result_file.read_text())
+        grade = result.get("grade")
+        if result["outcome"] not in REGRADABLE or not grade or grade.get("test_exit_code") is None:
+            continue
+        folder = result_file.parent
+        junit = folder / "junit.xml"
+        outcome, reason, _ = decide(
+            pack.task(result["task_id"]), parser, exit_code=grade["test_exit_code"],
+            log=(folder / "test_output.txt").read_text(), junit_xml=junit.read_text() if junit.exists() else None,
+            patch_applied=grade["patch_applied"])
+        results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason))
+    return results
+
+
+def _pack(info: dict) -> Pack:
+    pack = load_pack(info["path"])
+    if pack.content_hash != info["hash"]:
+        raise UserError(f"pack at {info['path']} changed since the run",
+                        "re-grading needs the task lists the run was graded with")
+    return pack
