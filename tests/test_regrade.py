@@ -17,10 +17,8 @@ def test_regrade_agrees_then_catches_a_changed_verdict(tmp_path, base_image):
     same = run_cli("grade", run_id, cwd=tmp_path)
     assert "re-graded 4 trial(s): 4 unchanged, 0 changed" in same.stdout
     junit = next((tmp_path / "runs" / run_id).glob("tinypack/tiny-clamp/oracle/none/seed-0/junit.xml"))
-    junit.write_text(junit.read_text().replace("<testcase ", '<testcase><failure message="x"/></testcase><testcase ', 1)
-                     .replace('name="test_clamp_high_edge"', 'name="test_clamp_high_edge"><failure message="x"/'
-                              , 1) if False else junit.read_text().replace(
-        'name="test_clamp_high_edge" ', 'name="test_clamp_high_edge_renamed" ', 1))
+    # the stored XML now reports a different test: the required one is missing
+    junit.write_text(junit.read_text().replace('name="test_clamp_high_edge" ', 'name="test_renamed" ', 1))
     changed = run_cli("grade", run_id, cwd=tmp_path, check=False)
     assert changed.returncode == 1
     assert "tinypack/tiny-clamp/oracle/none/seed-0: resolved -> unresolved" in changed.stdout
