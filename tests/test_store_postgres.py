@@ -1,0 +1,77 @@
+"""The store runs unchanged on PostgreSQL (a real server on loopback), not only SQLite.
+
+Pins: SQLite-only SQL (booleans as integers, upserts) creeping into the store and breaking the
+database URL option that shared deployments depend on.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from evalharness.store import Store
+
+pytestmark = pytest.mark.postgres
+
+
+def _pg_bin(name: str) -> str:
+    found = shutil.which(name) or next(iter(sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))), None)
+    if not found:
+        pytest.fail(f"PostgreSQL binary {name} not found: scripts/setup installs it (apt-get install postgresql)")
+    return str(found)
+
+
+def _as_db_user(argv: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    data = Path(tempfile.mkdtemp(prefix="evalharness-pg-"))
+    if os.geteuid() == 0:
+        user = pwd.getpwnam("postgres")
+        os.chown(data, user.pw_uid, user.pw_gid)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    subprocess.run(_as_db_user([_pg_bin("initdb"), "-D", str(data / "db"), "-U", "eh", "--auth=trust"]),
+                   check=True, capture_output=True)
+    subprocess.run(_as_db_user([_pg_bin("pg_ctl"), "-D", str(data / "db"), "-w", "-l", str(data / "log"),
+                                "-o", f"-h 127.0.0.1 -p {port} -k {data}", "start"]), check=True, capture_output=True)
+    try:
+        yield f"postgresql+psycopg://eh@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(_as_db_user([_pg_bin("pg_ctl"), "-D", str(data / "db"), "-m", "immediate", "stop"]),
+                       capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def _row(trial: str, outcome: str, infra: bool) -> dict:
+    now = datetime.now(timezone.utc)
+    return dict(run_id="pg1", trial_id=trial, pack="p", task_id="t", harness="h", model="m", seed=0,
+                outcome=outcome, resolved=outcome == "resolved", infra=infra, reason="r", attempts=1, cost_usd=0.5,
+                input_tokens=10, output_tokens=2, cached_tokens=0, calls=1, duration_s=1.5, started_at=now,
+                finished_at=now, repo="", detail="")
+
+
+def test_store_round_trip_on_postgres(postgres_url):
+    store = Store(postgres_url)
+    store.create_run("pg1", pack="p", pack_hash="0" * 64, version="t", git_commit="abc", config={"run": {"x": 1}})
+    store.record_trial(_row("a", "resolved", False))
+    store.record_trial(_row("b", "sandbox_error", True))
+    store.record_trial(_row("b", "unresolved", False))  # the infra failure is replaced by its retry
+    with pytest.raises(RuntimeError, match="already recorded"):
+        store.record_trial(_row("a", "unresolved", False))
+    rows = Store(postgres_url).trial_rows(["pg1"])
+    assert [(r["trial_id"], r["outcome"], r["resolved"], r["infra"]) for r in rows] == [
+        ("a", "resolved", True, False), ("b", "unresolved", False, False)]
+    assert store.get_run("pg1")["config"] == {"run": {"x": 1}}
+    assert [(r["trials"], r["resolved"]) for r in store.list_runs()] == [(2, 1)]
