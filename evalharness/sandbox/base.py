@@ -7,7 +7,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from evalharness.errors import BudgetExhausted
+from evalharness.errors import BudgetExhausted, SandboxError
 from evalharness.types import ExecResult
 
 AGENT_USER = "agent"
@@ -46,6 +46,7 @@ class Sandbox(abc.ABC):
     workdir: str = "/testbed"
     default_timeout: float = 120.0
     deadline: float | None = None  # time.monotonic() value
+    wall_budget: float = 0.0
 
     @abc.abstractmethod
     def _exec(self, argv: list[str], *, timeout: float, env: dict[str, str] | None, user: str,
@@ -72,8 +73,6 @@ class Sandbox(abc.ABC):
         argv = ["timeout", "-k", "5", f"{max(limit, 0.1):.1f}", "bash", "-c", command]
         return self._exec(argv, timeout=limit, env=env, user=user or AGENT_USER, workdir=workdir or self.workdir)
 
-    wall_budget: float = 0.0
-
     def set_wall_budget(self, seconds: float | None) -> None:
         self.wall_budget = seconds or 0.0
         self.deadline = None if seconds is None else time.monotonic() + seconds
@@ -86,8 +85,6 @@ class Sandbox(abc.ABC):
         base = shlex.quote(self.base_commit())
         r = self.exec(f"git add -A && git diff --cached --binary {base}", timeout=120)
         if r.exit_code != 0:
-            from evalharness.errors import SandboxError
-
             raise SandboxError(f"git diff failed in the sandbox (exit {r.exit_code}): {r.output[-500:]}")
         return r.output
 
