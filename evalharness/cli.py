@@ -336,6 +336,8 @@ def _model_endpoints(models, model_config, **options):
             raise ConfigError(f"model config {model_config}: expected a mapping of model endpoint fields")
     names = list(models) or ([base["name"]] if "name" in base else [])
     fields = {k: v for k, v in options.items() if v is not None}
+    if ("input_cost_per_token" in {**base, **fields}) != ("output_cost_per_token" in {**base, **fields}):
+        raise ConfigError("give both --input-cost-per-token and --output-cost-per-token (or neither)")
     try:
         return [ModelEndpoint.model_validate({**base, **fields, "name": name}) for name in names]
     except ValidationError as e:

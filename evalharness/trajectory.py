@@ -194,6 +194,8 @@ def _step_text(step: dict[str, Any], output_chars: int) -> Any:
                              "yellow"), (f"\n    exit {code} · {when}{flag}\n", "green" if code == 0 else "red"))
         text.append(truncate(str(step.get("output", "")), output_chars) + "\n", style="dim")
         return text
-    extra = {k: v for k, v in step.items() if k not in ("index", "t_start", "duration_s", "kind", "text") and v}
-    return Text.assemble((f"[{index}] • {step.get('text', '')}", "bold"),
-                         f"  {truncate(json.dumps(extra, default=str), output_chars)}" if extra else "", "\n")
+    text = Text(f"[{index}] • {step.get('text', '')}\n", style="bold")
+    for key, value in step.items():
+        if key not in ("index", "t_start", "duration_s", "kind", "text", "exit_status") and value:
+            text.append(f"    {key}: {truncate(str(value), output_chars)}\n")
+    return text

@@ -168,7 +168,8 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
         "patch.diff": out.agent.patch,
         "trajectory.json": trajectory_document(
             out.agent.trajectory, out.agent.usage, **extra, task_id=trial.task.instance_id,
-            harness=trial.harness.name, model=trial.model_label, seed=trial.seed, outcome=out.outcome.value, reason=out.reason, exit_status=out.agent.exit_status),
+            harness=trial.harness.name, model=trial.model_label, seed=trial.seed, outcome=out.outcome.value,
+            reason=out.reason, exit_status=out.agent.exit_status),
         "result.json": result,
         "trial.log": "\n".join(out.log) + "\n",
     }

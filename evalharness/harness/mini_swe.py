@@ -11,17 +11,21 @@ backoff, the rest abort: evalharness.models.failures), usage and cost accounting
 
 from __future__ import annotations
 
+import atexit
 import functools
+import logging
 import os
 import random
+import shutil
 import tempfile
+import threading
 import time
 from typing import Any, Literal
 from urllib.parse import urlparse
 
 import yaml
 
-from evalharness.errors import EvalHarnessError, HarnessError
+from evalharness.errors import ConfigError, EvalHarnessError, HarnessError
 from evalharness.models import BudgetTracker
 from evalharness.models._litellm import load_litellm
 from evalharness.models.client import endpoint_semaphore, usage_of
@@ -34,20 +38,28 @@ _CONFIG_BY_MODE = {"tools": "mini.yaml", "text": "mini_textbased.yaml"}
 _PLACEHOLDER_KEY = "sk-evalharness-no-key"
 
 
-@functools.cache
+_import_lock = threading.Lock()
+_imported: dict[str, Any] = {}
+
+
 def _mini() -> Any:
-    """Import minisweagent quietly, with its global config (and .env) in a fresh temp dir, retries off."""
-    os.environ["MSWEA_SILENT_STARTUP"] = "1"
-    os.environ["MSWEA_GLOBAL_CONFIG_DIR"] = tempfile.mkdtemp(prefix="evalharness-mswea-")
-    os.environ["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] = "1"  # evalharness retries; its tenacity loop must not
-    load_litellm()
-    import logging
+    """Import mini-swe-agent quietly, its global config (and .env) in a fresh temp dir, its retries off.
 
-    import minisweagent
-    from minisweagent.agents import default
+    Returns its ``agents.default`` module. The settings are process-wide: mini-swe-agent reads
+    them at import (config dir, banner) and at each model call (retries).
+    """
+    with _import_lock:
+        if "default" not in _imported:
+            config_dir = tempfile.mkdtemp(prefix="evalharness-mswea-")
+            atexit.register(shutil.rmtree, config_dir, ignore_errors=True)
+            os.environ.update(MSWEA_SILENT_STARTUP="1", MSWEA_GLOBAL_CONFIG_DIR=config_dir,
+                              MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT="1")  # we retry, not its tenacity loop
+            load_litellm()
+            from minisweagent.agents import default
 
-    logging.getLogger("minisweagent").setLevel(logging.WARNING)
-    return minisweagent, default
+            logging.getLogger("minisweagent").setLevel(logging.WARNING)
+            _imported["default"] = default
+        return _imported["default"]
 
 
 class SandboxEnvironment:
@@ -181,7 +193,7 @@ class MiniSweAgentHarness:
                  config_file: str | None = None, command_timeout_s: float = 60.0, output_limit: int = 10_000,
                  pass_seed: bool = True):
         if tool_mode not in _CONFIG_BY_MODE:
-            raise ValueError(f"tool_mode {tool_mode!r} unknown; choose 'tools' or 'text'")
+            raise ConfigError(f"tool_mode {tool_mode!r} unknown; choose 'tools' or 'text'")
         self.name, self.tool_mode, self.config_file = name, tool_mode, config_file or _CONFIG_BY_MODE[tool_mode]
         self.command_timeout_s, self.output_limit, self.pass_seed = command_timeout_s, output_limit, pass_seed
 
@@ -201,7 +213,7 @@ class MiniSweAgentHarness:
             budget: Budget) -> AgentResult:
         if model is None:
             raise HarnessError(f"harness {self.name} needs a model: pass --model")
-        _, default = _mini()
+        default = _mini()
         config, tracker = self._mini_config(), BudgetTracker(budget)
         calls = _Calls(model, tracker)
         agent_config = {k: v for k, v in config.get("agent", {}).items() if k in default.AgentConfig.model_fields}

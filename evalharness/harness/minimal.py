@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from evalharness.errors import BudgetExhausted, EvalHarnessError, HarnessError
+from evalharness.errors import BudgetExhausted, ConfigError, EvalHarnessError, HarnessError
 from evalharness.models import BudgetTracker, ModelClient
 from evalharness.trajectory import Recorder, tool_calls_of, truncate
 from evalharness.types import AgentResult, Budget, ModelEndpoint, SandboxLike, TaskSpec
@@ -50,9 +50,9 @@ class MinimalHarness:
                  tool_mode: Literal["tools", "text"] = "tools", max_steps: int | None = None,
                  output_limit: int = 10_000, command_timeout_s: float = 60.0, pass_seed: bool = True):
         if prompt_variant not in PROMPTS:
-            raise ValueError(f"prompt_variant {prompt_variant!r} unknown; choose one of {sorted(PROMPTS)}")
+            raise ConfigError(f"prompt_variant {prompt_variant!r} unknown; choose one of {sorted(PROMPTS)}")
         if tool_mode not in HOW:
-            raise ValueError(f"tool_mode {tool_mode!r} unknown; choose 'tools' or 'text'")
+            raise ConfigError(f"tool_mode {tool_mode!r} unknown; choose 'tools' or 'text'")
         self.name, self.prompt_variant, self.tool_mode = name, prompt_variant, tool_mode
         self.max_steps, self.output_limit, self.command_timeout_s = max_steps, output_limit, command_timeout_s
         self.pass_seed = pass_seed

@@ -5,7 +5,7 @@ is on the wire, so trials running at the same time never share a cursor:
 - the harness, by its tools and prompt (``harness_of``);
 - the task, by the first line of its problem statement;
 - the seed, by the ``seed`` the harness sends;
-- the turn, by the number of assistant messages already in the conversation.
+- the turn, by the number of model replies already in the conversation (``turn_of``).
 Each turn may list several replies: a repeated request for the same turn (a retry after an
 HTTP error) gets the next one.
 """
@@ -35,7 +35,15 @@ def harness_of(request: ModelRequest) -> str:
 
 
 def turn_of(request: ModelRequest) -> int:
-    return sum(1 for m in request.body.get("messages", []) if m.get("role") == "assistant")
+    """Model replies so far: assistant messages, plus format errors whose rejected reply was dropped
+    from the conversation (mini-swe-agent keeps only its "Format error" / "Tool call error" message)."""
+    turns, previous = 0, None
+    for message in request.body.get("messages", []):
+        rejected = str(message.get("content") or "").lstrip().startswith(("Format error", "Tool call error"))
+        if message.get("role") == "assistant" or (rejected and previous != "assistant"):
+            turns += 1
+        previous = message.get("role")
+    return turns
 
 
 def tokens(turn: int) -> dict[str, int]:
@@ -61,7 +69,8 @@ def command(harness: str, cmd: str) -> Reply:
 
 def git_apply(patch: str) -> str:
     """A command writing ``patch`` with a heredoc and applying it."""
-    return f"cat > /tmp/fix.diff <<'EVALHARNESS_EOF'\n{patch.rstrip()}\nEVALHARNESS_EOF\ngit apply /tmp/fix.diff"
+    body = patch if patch.endswith("\n") else patch + "\n"
+    return f"cat > /tmp/fix.diff <<'EVALHARNESS_EOF'\n{body}EVALHARNESS_EOF\ngit apply /tmp/fix.diff"
 
 
 def python_edit(patch: str) -> str:
