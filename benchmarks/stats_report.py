@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import re
 import statistics
 import sys
 import time
@@ -20,6 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._report import write_section  # noqa: E402
 
 from evalharness.stats import compare_all, score_table
 from evalharness.types import TRIAL_COLUMNS
@@ -67,15 +69,6 @@ def time_it(df: pd.DataFrame, repeats: int) -> list[float]:
     return times
 
 
-def write_section(text: str, path: Path = BENCHMARKS_MD) -> None:
-    """Replace (or append) the "## Statistics report" section, leaving every other section alone."""
-    old = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    block = f"{SECTION}\n\n{text.strip()}\n\n"
-    new = pattern.sub(lambda _: block, old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + block
-    path.write_text(new.rstrip("\n") + "\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -106,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(BENCHMARKS_MD, SECTION.removeprefix("## "), text)
         print(f"\nwrote the '{SECTION}' section of {BENCHMARKS_MD}")
     return 0 if median < BUDGET_S else 1
 

@@ -93,28 +93,24 @@ def test_ctrl_c_after_failures_leaves_no_container(tmp_path, base_image, docker_
     assert outcomes.count("harness_error") == 6 and outcomes.count("resolved") == 6
 
 
-def test_a_crashed_container_is_retried_not_blamed_on_the_agent(tmp_path, base_image, tinypack):
+def _run_crashing(tmp_path, tinypack, crashes: int):
+    """Run the crashing harness on the tiny pack; its container is killed on the first ``crashes`` attempts."""
     counter = tmp_path / "counter"
     counter.mkdir()
-    env = {**os.environ, "EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": "1"}
-    done = subprocess.run([*EVALHARNESS, "run", "-p", str(tinypack.root), "-H", str(HARNESSES / "crashing.py"),
-                           "--format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    run_id = _run_id(done.stderr)
-    rows = _rows(tmp_path / "runs" / "evalharness.db", run_id)
+    done = run_cli("run", "-p", str(tinypack.root), "-H", str(HARNESSES / "crashing.py"), "--format", "json",
+                   cwd=tmp_path, env={"EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": str(crashes)})
+    report = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
+    return _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr)), report
+
+
+def test_a_crashed_container_is_retried_not_blamed_on_the_agent(tmp_path, base_image, tinypack):
+    rows, _ = _run_crashing(tmp_path, tinypack, crashes=1)
     assert [(r[1], r[3]) for r in rows] == [("resolved", 2), ("resolved", 2)]
 
 
 def test_persistent_infra_failures_are_counted_apart(tmp_path, base_image, tinypack):
-    counter = tmp_path / "counter"
-    counter.mkdir()
-    env = {**os.environ, "EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": "99"}
-    done = subprocess.run([*EVALHARNESS, "run", "-p", str(tinypack.root), "-H", str(HARNESSES / "crashing.py"),
-                           "--format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    rows = _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr))
+    rows, report = _run_crashing(tmp_path, tinypack, crashes=99)
     assert [(r[1], r[2], r[3]) for r in rows] == [("sandbox_error", 1, 3)] * 2
-    report = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
     assert report["n_infra"] == 2
     score = report["scores"][0]
     assert score["n_infra"] == 2 and score["resolve_rate"] is None  # no usable trial: undefined, not 0%
