@@ -96,9 +96,10 @@ class CommandHarness:
         key = _api_key(model)
         secrets = sorted({*secrets_of(model), *([key] if key else [])}, key=len, reverse=True)
         ledger, recorder = Ledger(model, budget), Recorder(self.settings.output_limit)
-        values = self._values(task, sandbox.workdir, model, seed, budget, upstream_of(model.name, model.api_base))
+        upstream = upstream_of(model.name, model.api_base)
+        values = self._values(task, sandbox.workdir, model, seed, budget, upstream)
         self._write_scripts(host_dir, task, values)
-        relay = ModelRelay(upstream_of(model.name, model.api_base), host_dir / "model.sock", ledger, api_key=key,
+        relay = ModelRelay(upstream, host_dir / "model.sock", ledger, api_key=key,
                            key_header=self._key_header(model), timeout_s=model.timeout_s)
         try:
             with relay:
@@ -175,6 +176,8 @@ class CommandHarness:
         self._collect_logs(sandbox, values, recorder)
         if refused:
             recorder.note("the relay refused requests that aimed elsewhere than the model endpoint", refused=refused)
+        if ledger.refused:
+            recorder.note(f"budget reached: {ledger.exhausted}", refused_calls=ledger.refused)
         patch = sandbox.diff()
         usage = ledger.usage
         steps = redact(_steps(recorder, ledger), secrets)

@@ -15,27 +15,22 @@ import atexit
 import functools
 import logging
 import os
-import random
 import shutil
 import tempfile
 import threading
 import time
 from typing import Any, Literal
-from urllib.parse import urlparse
 
 import yaml
 
 from evalharness.errors import ConfigError, EvalHarnessError, HarnessError
-from evalharness.models import BudgetTracker
+from evalharness.models import BudgetTracker, ModelClient
 from evalharness.models._litellm import load_litellm
-from evalharness.models.client import endpoint_semaphore, usage_of
-from evalharness.models.failures import abort_error, classify
 from evalharness.trajectory import Recorder, from_mini_swe_messages
 from evalharness.types import AgentResult, Budget, ModelEndpoint, SandboxLike, TaskSpec, Usage
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 _CONFIG_BY_MODE = {"tools": "mini.yaml", "text": "mini_textbased.yaml"}
-_PLACEHOLDER_KEY = "sk-evalharness-no-key"
 
 
 _import_lock = threading.Lock()
@@ -96,53 +91,22 @@ class SandboxEnvironment:
 
 
 class _Calls:
-    """One trial's model accounting: key, retries, usage and cost per call, budget."""
+    """One trial's model accounting: retries, usage and cost per call (ModelClient), budget."""
 
     def __init__(self, endpoint: ModelEndpoint, tracker: BudgetTracker):
         self.endpoint, self.tracker = endpoint, tracker
-        self.semaphore = endpoint_semaphore(endpoint, int(endpoint.extra.get("max_concurrency", 8)))
+        self.client = ModelClient(endpoint)
         self.last: Usage | None = None
 
     def key(self) -> str | None:
-        name = self.endpoint.api_key_env
-        if name:
-            if not os.environ.get(name):
-                raise HarnessError(f"model {self.endpoint.name}: environment variable ${name} is not set\n"
-                                   f"  export {name}=<your key>, or set api_key_env to the variable holding it")
-            return os.environ[name]
-        host = urlparse(self.endpoint.api_base or "").hostname
-        return _PLACEHOLDER_KEY if host in ("127.0.0.1", "localhost", "::1") else None
+        return self.client.api_key()
 
     def call(self, query: Any) -> Any:
-        """``query()`` with transient failures retried (exponential backoff, full jitter, retry-after honoured)."""
-        import openai
-
-        attempts, started = self.endpoint.num_retries + 1, time.monotonic()
-        for attempt in range(attempts):
-            try:
-                with self.semaphore:
-                    response = query()
-                break
-            except openai.OpenAIError as e:
-                failure = classify(e)
-                if not failure.retryable or attempt == attempts - 1:
-                    raise abort_error(failure, self.endpoint, attempt + 1, self.key()) from e
-                wait = failure.retry_after_s
-                time.sleep(min(30.0, wait if wait is not None else 2**attempt * random.uniform(0.5, 1.0)))
-        usage = usage_of(response)
-        usage.cost_usd, usage.latency_s = self._cost(response, usage), time.monotonic() - started
+        """``query()`` with transient failures retried; its usage is recorded against the budget."""
+        response, usage = self.client.call(query)
         self.tracker.record(usage)
         self.last = usage
         return response
-
-    def _cost(self, response: Any, usage: Usage) -> float | None:
-        ep = self.endpoint
-        if ep.input_cost_per_token is not None and ep.output_cost_per_token is not None:
-            return usage.input_tokens * ep.input_cost_per_token + usage.output_tokens * ep.output_cost_per_token
-        try:
-            return float(load_litellm().completion_cost(completion_response=response, model=ep.name))
-        except Exception:  # not in litellm's price map: unknown, never 0
-            return None
 
 
 @functools.cache

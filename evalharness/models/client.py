@@ -63,36 +63,42 @@ class ModelClient:
         ``latency_s`` covers the whole call, retries included. ``params`` go to litellm as is.
         """
         litellm = load_litellm()
-        key = self._api_key()
+        key = self.api_key()
         request = {**self._request_args(key), **params, "messages": messages}
         if tools:
             request["tools"] = tools
-        started = time.monotonic()
-        response = self._with_retries(litellm, request, key)
-        usage = usage_of(response)
-        usage.latency_s = time.monotonic() - started
-        usage.cost_usd = self._cost(litellm, response, usage)
+        response, usage = self.call(lambda: litellm.completion(**request), key=key)
         return message_of(response), usage
 
-    def _with_retries(self, litellm: Any, request: dict[str, Any], key: str | None) -> Any:
+    def call(self, query: Callable[[], Any], *, key: str | None = None) -> tuple[Any, Usage]:
+        """Run ``query()`` (one litellm call) under this endpoint's concurrency cap, retrying transient
+        failures (429, 5xx, timeouts) with backoff; returns (response, Usage with cost and latency).
+
+        Harnesses that drive litellm through another library (mini-swe-agent) wrap its call here.
+        """
         import openai  # litellm's API errors all subclass openai.OpenAIError; already imported by litellm
 
+        started = time.monotonic()
         attempts = self.endpoint.num_retries + 1
         for attempt in range(attempts):
             try:
                 with self._semaphore:
-                    return litellm.completion(**request)
+                    response = query()
+                break
             except openai.OpenAIError as e:
                 failure = classify(e)
                 if not failure.retryable or attempt == attempts - 1:
-                    raise abort_error(failure, self.endpoint, attempt + 1, key) from e
+                    raise abort_error(failure, self.endpoint, attempt + 1, key or self.api_key()) from e
                 wait = failure.retry_after_s
                 if wait is None:
                     wait = self._backoff_base_s * 2**attempt * random.uniform(0.5, 1.0)
                 log.info("model %s: %s, retry %d/%d in %.2fs", self.endpoint.name, failure.kind,
                          attempt + 1, attempts - 1, min(wait, self._backoff_max_s))
                 self._sleep(min(wait, self._backoff_max_s))
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        usage = usage_of(response)
+        usage.latency_s = time.monotonic() - started
+        usage.cost_usd = self._cost(load_litellm(), response, usage)
+        return response, usage
 
     def _request_args(self, key: str | None) -> dict[str, Any]:
         ep = self.endpoint
@@ -103,7 +109,7 @@ class ModelClient:
         args.update({k: v for k, v in optional.items() if v is not None})
         return {**args, **ep.extra.get("completion_kwargs", {})}
 
-    def _api_key(self) -> str | None:
+    def api_key(self) -> str | None:
         """The key from ``$api_key_env`` (read now); a placeholder for a loopback server needing none."""
         name = self.endpoint.api_key_env
         if name:

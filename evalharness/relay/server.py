@@ -66,13 +66,10 @@ class ModelRelay:
         self._http = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=30.0), trust_env=not loopback,
                                   follow_redirects=False)
         self._server: _UnixServer | None = None
+        self._in_flight = 0
+        self._idle = threading.Condition()
         self.refused: list[str] = []
         """Request lines refused because they aimed elsewhere than the model endpoint."""
-
-    @property
-    def container_path_prefix(self) -> str:
-        """The path a client in the container puts after the forwarder's ``http://127.0.0.1:PORT``."""
-        return self.prefix
 
     def start(self) -> "ModelRelay":
         if self.socket_path.exists():
@@ -84,7 +81,22 @@ class ModelRelay:
         threading.Thread(target=server.serve_forever, args=(0.05,), name="model-relay", daemon=True).start()
         return self
 
+    def enter(self) -> None:
+        with self._idle:
+            self._in_flight += 1
+
+    def leave(self) -> None:
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no request is being relayed (an agent may exit before its last reply was recorded)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout=timeout)
+
     def stop(self) -> None:
+        self.wait_idle()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -144,6 +156,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _relay(self) -> None:
         relay: ModelRelay = self.server.relay  # type: ignore[attr-defined]
+        relay.enter()
+        try:
+            self._relay_one(relay)
+        finally:
+            relay.leave()
+
+    def _relay_one(self, relay: ModelRelay) -> None:
         body = self._body()
         url = relay.target(self.command, self.path)
         if url is None:
@@ -156,10 +175,12 @@ class _Handler(BaseHTTPRequestHandler):
             if refusal is not None:
                 return self._reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
                                    f"evalharness relay: {refusal}; no more model calls in this trial"}})
+        if api == "chat":
+            body = _with_stream_usage(body)
         self._forward(relay, url, body, api)
 
     def _forward(self, relay: ModelRelay, url: str, body: bytes, api: str | None) -> None:
-        started, kept = time.time(), bytearray()
+        started, kept, has_body = time.time(), bytearray(), False
         request = relay._http.build_request(self.command, url, headers=relay.headers_for(dict(self.headers.items())),
                                             content=body)
         try:
@@ -169,21 +190,21 @@ class _Handler(BaseHTTPRequestHandler):
                                f"evalharness relay: model endpoint unreachable ({type(e).__name__})"}})
         streamed = "text/event-stream" in response.headers.get("content-type", "")
         try:
-            if not self._send_head(response):
-                return
-            for chunk in response.iter_raw():
+            has_body = self._send_head(response)
+            for chunk in response.iter_raw() if has_body else ():
                 if len(kept) < _MAX_KEPT_BYTES:
                     kept.extend(chunk)
                 if chunk:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-        finally:
+        finally:  # recorded before the client sees the end of the reply, so usage is never read early
             response.close()
             if api is not None:
                 summary = summarize(api, bytes(kept), streamed)
                 relay.ledger.record(self.path, started, time.time() - started, response.status_code, summary,
                                     request_messages(_json(body)))
+        if has_body:
+            self.wfile.write(b"0\r\n\r\n")
 
     def _body(self) -> bytes:
         if "chunked" not in self.headers.get("transfer-encoding", "").lower():
@@ -225,6 +246,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
         """Silent: every model call is in the ledger."""
+
+
+def _with_stream_usage(body: bytes) -> bytes:
+    """Ask for the usage chunk of a streamed chat completion (``stream_options.include_usage``).
+
+    Without it an OpenAI-compatible server sends no token counts at all (aider, for one, streams
+    without asking), and the trial's usage would be unknown. Clients skip the extra final chunk,
+    whose ``choices`` list is empty, as the OpenAI API reference describes.
+    """
+    parsed = _json(body)
+    if not parsed.get("stream") or (parsed.get("stream_options") or {}).get("include_usage"):
+        return body
+    parsed["stream_options"] = {**(parsed.get("stream_options") or {}), "include_usage": True}
+    return json.dumps(parsed).encode()
 
 
 def _json(body: bytes) -> dict[str, Any]:
