@@ -8,6 +8,7 @@ Public API (harnesses use only these names):
 Importing this package does not import litellm (that happens on the first call).
 """
 
+from evalharness.models._litellm import load_litellm
 from evalharness.models.budget import BudgetTracker
 from evalharness.models.builders import bash, context_window_error, hang, http_error, reply, tool_call
 from evalharness.models.client import ModelClient
@@ -43,6 +44,7 @@ __all__ = [
     "context_window_error",
     "hang",
     "http_error",
+    "load_litellm",
     "load_script",
     "read_jsonl",
     "reply",

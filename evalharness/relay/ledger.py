@@ -88,7 +88,7 @@ def _priced_name(endpoint_name: str, wire_model: str) -> str:
 
 
 def _litellm_cost(model: str, s: CallSummary) -> float | None:
-    from evalharness.models._litellm import load_litellm
+    from evalharness.models import load_litellm
 
     try:
         prompt, completion = load_litellm().cost_per_token(

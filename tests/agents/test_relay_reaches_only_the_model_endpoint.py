@@ -16,7 +16,7 @@ import pytest
 from agent_support import PLANTED_KEY, relay_and_forwarder
 
 from evalharness.models import ScriptedModelServer, reply
-from evalharness.models._litellm import load_litellm
+from evalharness.models import load_litellm
 from evalharness.relay.server import ModelRelay
 from evalharness.types import Budget
 
