@@ -11,6 +11,9 @@ from evalharness.errors import UserError
 
 RUNS_DIR = click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
                         help="Folder of run folders; the default database lives there too.")
+CA_BUNDLE = click.option("--ca-bundle", type=click.Path(exists=True, path_type=Path), default=None,
+                         help="CA bundle copied into images so pip works behind TLS-intercepting proxies "
+                              "(default: the host's bundle when present).")
 DB = click.option("--db", default=None, help="Database URL or SQLite path (default: RUNS_DIR/evalharness.db).")
 
 
@@ -51,11 +54,12 @@ def cli() -> None:
               show_default=True, help="Format of the report printed at the end.")
 @click.option("--report-dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Where the HTML report is written.")
+@CA_BUNDLE
 @RUNS_DIR
 @DB
 def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
             model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, resume, fmt, report_dir,
-            runs_dir, db) -> None:
+            ca_bundle, runs_dir, db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
 
     \b
@@ -78,7 +82,7 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
                                     temperature=temperature, input_cost_per_token=input_cost_per_token,
                                     output_cost_per_token=output_cost_per_token),
             budget=Budget(max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens, max_wall_s=max_wall))
-    summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db)
+    summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
 
 
@@ -262,9 +266,7 @@ def bootstrap_cmd(base, method, mirror, rebuild) -> None:
 
 @sandbox_cmd.command("build")
 @click.option("--pack", "-p", required=True, type=click.Path(), help="Task pack folder or manifest.")
-@click.option("--ca-bundle", type=click.Path(exists=True, path_type=Path), default=None,
-              help="CA bundle copied into images so pip works behind TLS-intercepting proxies "
-                   "(default: the host's bundle when present).")
+@CA_BUNDLE
 def build_cmd(pack, ca_bundle) -> None:
     """Build (or find) the environment and task images of a pack."""
     from evalharness.packs import load_pack

@@ -12,7 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from evalharness.runner import RunConfig, RunSummary, run
 
 
-def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir: Path, db: str | None) -> RunSummary:
+def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir: Path, db: str | None,
+                      ca_bundle: Path | None = None) -> RunSummary:
     """Run with a progress bar on stderr; plain lines when stderr is not a terminal."""
     console = Console(stderr=True)
     counts: dict[str, int] = {}
@@ -37,7 +38,7 @@ def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir:
                 console.print(f"  {data['trial']}: {data['outcome']}")
 
     try:
-        summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event)
+        summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event, ca_bundle=ca_bundle)
     finally:
         if "task" in state:
             bar.stop()

@@ -109,8 +109,11 @@ def _matrix(pack: Pack, config: RunConfig) -> list[Trial]:
 
 
 def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir: Path = Path("runs"),
-        db: str | None = None, progress: Progress | None = None) -> RunSummary:
-    """Run (or resume) a run and return its summary. Ctrl-C raises KeyboardInterrupt after cleanup."""
+        db: str | None = None, progress: Progress | None = None, ca_bundle: Path | None = None) -> RunSummary:
+    """Run (or resume) a run and return its summary. Ctrl-C raises KeyboardInterrupt after cleanup.
+
+    ``ca_bundle`` is copied into images it builds (default: the host's bundle when present).
+    """
     progress = progress or (lambda event, data: None)
     store_url = database_url(db or runs_dir / "evalharness.db")
     stored: dict[str, Any] = {}
@@ -143,7 +146,7 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     done = store.done_trials(run_id)
     todo = [t for t in trials if t.trial_id(pack.name) not in done]
     summary = RunSummary(run_id, run_dir, total=len(trials), skipped=len(trials) - len(todo))
-    ctx = TrialContext(run_id, pack, client, ImageBuilder(client, log=lambda m: progress("log", {"message": m})),
+    ctx = TrialContext(run_id, pack, client, ImageBuilder(client, ca_bundle=ca_bundle, log=lambda m: progress("log", {"message": m})),
                        config.budget, Limits(cpus=config.cpus, memory=config.memory, pids=config.pids))
     progress("start", {"run_id": run_id, "total": len(trials), "todo": len(todo), "skipped": summary.skipped})
     store.set_status(run_id, "running")
