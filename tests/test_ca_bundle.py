@@ -6,6 +6,8 @@ Pins: environment builds that failed with CERTIFICATE_VERIFY_FAILED on every cor
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from evalharness.packs import load_pack
@@ -21,7 +23,7 @@ def test_the_given_bundle_is_in_the_image_and_pip_uses_it(tmp_path, docker_clien
     manifest = tinypack_copy / "pack.yaml"
     manifest.write_text(manifest.read_text().replace("  setup: []", "  setup: ['pip download -q --no-deps -d /tmp/x six==1.16.0']"))
     bundle = tmp_path / "bundle.crt"
-    marker = f"# evalharness test bundle {tmp_path.name}\n"
+    marker = f"# evalharness test bundle {uuid.uuid4().hex}\n"  # new each run: no build cache can hide a miss
     bundle.write_text(marker + HOST_CA_BUNDLE.read_text())
     pack = load_pack(tinypack_copy)
     with_ca = environment_context(pack, base_image, bundle.read_bytes())
