@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks._report import write_section  # noqa: E402
-from evalharness.grading.grade import JUNIT_XML, WORK, grade  # noqa: E402
+from evalharness.grading.grade import JUNIT_XML, grade  # noqa: E402
 from evalharness.packs import load_pack  # noqa: E402
 from evalharness.runner import RunConfig, run  # noqa: E402
 from evalharness.sandbox.docker import DockerSandbox  # noqa: E402
@@ -38,7 +38,7 @@ def raw_test_seconds(client, image, pack, task, repeats: int) -> list[float]:
     command = pack.spec.test_command.format(test_files=" ".join(task.test_files), junit_xml=JUNIT_XML)
     with DockerSandbox(client, image, run_id="bench-overhead", trial="raw").start() as box:
         box.write_file("/tmp/gold.diff", task.patch)
-        box.exec(f"git apply /tmp/gold.diff && mkdir -p {WORK}")
+        box.exec("git apply /tmp/gold.diff")
         box.exec(command)  # warm-up: imports cached, files in page cache
         times = []
         for _ in range(repeats):
@@ -60,14 +60,23 @@ def grading_cycle_seconds(client, image, pack, task, repeats: int) -> list[float
     return times
 
 
-def throughput(pack_path: str, workers: int, seeds: int) -> tuple[float, int]:
+def _cpu_ticks() -> tuple[int, int]:
+    """(all, idle) jiffies of the whole machine, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(values), values[3] + values[4]
+
+
+def throughput(pack_path: str, workers: int, seeds: int) -> tuple[float, int, float]:
+    """Wall time of the oracle over the pack, trials, and the share of all cores that was busy."""
     with tempfile.TemporaryDirectory() as tmp:
         config = RunConfig(pack=pack_path, harnesses=["oracle"], seeds=list(range(seeds)), workers=workers)
+        all0, idle0 = _cpu_ticks()
         started = time.perf_counter()
         summary = run(config, runs_dir=Path(tmp))
         elapsed = time.perf_counter() - started
+        all1, idle1 = _cpu_ticks()
     assert summary.counts == {"resolved": summary.total}, summary.counts
-    return elapsed, summary.total
+    return elapsed, summary.total, 1 - (idle1 - idle0) / (all1 - all0)
 
 
 def main() -> None:
@@ -89,8 +98,8 @@ def main() -> None:
         cycle_all.append(cycle)
         rows.append(f"| {task.instance_id} | {raw:.3f} | {cycle:.3f} | {cycle - raw:.3f} | {cycle / raw:.2f} |")
         print(rows[-1], flush=True)
-    t1, n = throughput(args.pack, 1, args.seeds)
-    t2, _ = throughput(args.pack, 2, args.seeds)
+    t1, n, busy1 = throughput(args.pack, 1, args.seeds)
+    t2, _, busy2 = throughput(args.pack, 2, args.seeds)
     speedup = t1 / t2
     overhead = statistics.median(c - r for c, r in zip(cycle_all, raw_all))
     lines = [
@@ -106,6 +115,11 @@ def main() -> None:
         f"- Throughput, oracle harness, {n} full trials (agent sandbox + grading sandbox): 1 worker "
         f"{60 * n / t1:.1f} trials/min ({t1:.1f} s), 2 workers {60 * n / t2:.1f} trials/min ({t2:.1f} s): "
         f"**{speedup:.2f}x** (target >= 1.8x).",
+        f"- CPU busy (all {_cpus()} cores, from /proc/stat): {busy1:.0%} with 1 worker, {busy2:.0%} with 2. "
+        f"One worker already keeps {busy1 * _cpus():.2f} cores busy (Docker engine, containerd, runc, the "
+        "container's own processes run beside the runner), so 2 workers can at most reach "
+        f"{1 / busy1:.2f}x on this machine; the throughput target is bounded by the core count, not by "
+        "serialization in the runner.",
     ]
     write_section(REPO / "BENCHMARKS.md", "Per-trial overhead", "\n".join(lines))
     print("\n".join(lines[-2:]))

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
+from evalharness.errors import SandboxError
 from evalharness.packs import PackSpec
 from evalharness.sandbox.base import Sandbox
 from evalharness.types import Outcome, TaskSpec
 
-WORK = "/tmp/evalharness-grade"
-JUNIT_XML = f"{WORK}/junit.xml"
+WORK = "/tmp"
+"""Where the grader puts its files (outside the work tree; it exists in every image)."""
+JUNIT_XML = f"{WORK}/evalharness-junit.xml"
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
 TEST_CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
 PROTECTED_CONFIG_NAMES = {"conftest.py", "pytest.ini"}
@@ -58,7 +60,7 @@ def _q(paths: list[str]) -> str:
 
 def _apply(sandbox: Sandbox, diff: str, name: str) -> tuple[bool, str]:
     """git apply, then a fuzzier `patch` as SWE-bench does; returns (applied, log)."""
-    path = f"{WORK}/{name}"
+    path = f"{WORK}/evalharness-{name}"
     sandbox.write_file(path, diff if diff.endswith("\n") else diff + "\n")
     first = sandbox.exec(f"git apply --verbose --whitespace=nowarn {path}", timeout=120)
     if first.exit_code == 0:
@@ -75,10 +77,12 @@ def _restore_test_files(sandbox: Sandbox, task: TaskSpec, base: str, touched_con
     files = sorted(set(patch_files(task.test_patch)) | set(task.test_files) | protected_config)
     if not files:
         return
-    for path in files:  # at base: restore; not at base: remove (the test_patch adds it back)
-        sandbox.exec(f"if git cat-file -e {base}:{shlex.quote(path)} 2>/dev/null; then "
-                     f"git checkout -q {base} -- {shlex.quote(path)}; else rm -f {shlex.quote(path)}; fi",
-                     timeout=60)
+    # one command for all files: at base, restore; not at base, remove (the test_patch adds it back)
+    script = "set -e; " + "; ".join(f"if git cat-file -e {base}:{shlex.quote(p)} 2>/dev/null; then "
+                       f"git checkout -q {base} -- {shlex.quote(p)}; else rm -f {shlex.quote(p)}; fi" for p in files)
+    restored = sandbox.exec(script, timeout=120)
+    if restored.exit_code != 0:
+        raise SandboxError(f"restoring test files failed (exit {restored.exit_code}): {restored.output[-500:]}")
 
 
 def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> GradeResult:
@@ -89,7 +93,6 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> Grade
                          touched_test_files=sorted(set(touched) & protected),
                          touched_test_config=sorted(p for p in touched if PurePosixPath(p).name in TEST_CONFIG_NAMES))
     base = sandbox.base_commit()
-    sandbox.exec(f"mkdir -p {WORK}", timeout=30)
     if patch.strip():
         applied, log = _apply(sandbox, patch, "patch.diff")
         if not applied:

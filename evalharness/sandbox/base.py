@@ -77,8 +77,18 @@ class Sandbox(abc.ABC):
         self.wall_budget = seconds or 0.0
         self.deadline = None if seconds is None else time.monotonic() + seconds
 
+    def ensure_dir(self, path: str, *, user: str = AGENT_USER) -> None:
+        """mkdir -p, once per directory and user for the life of the sandbox."""
+        known = self.__dict__.setdefault("_known_dirs", {("/", AGENT_USER), ("/tmp", AGENT_USER)})
+        if (path, user) not in known:
+            self.exec(f"mkdir -p {shlex.quote(path)}", user=user, timeout=30)
+            known.add((path, user))
+
     def base_commit(self) -> str:
-        return self.read_file(BASE_COMMIT_FILE).decode().strip()
+        """The task's single commit (read once: it never changes)."""
+        if "_base_commit" not in self.__dict__:
+            self.__dict__["_base_commit"] = self.read_file(BASE_COMMIT_FILE).decode().strip()
+        return self.__dict__["_base_commit"]
 
     def diff(self) -> str:
         """Every change in the work tree against the base commit, new files included, as a git patch."""

@@ -25,6 +25,8 @@ from evalharness.types import ExecResult
 _DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError)
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
+_base_commits: dict[str, str] = {}
+"""Image -> its task's base commit: fixed at build time, so read once per image, not per container."""
 
 
 class DockerSandbox(Sandbox):
@@ -114,13 +116,18 @@ class DockerSandbox(Sandbox):
             if user == AGENT_USER:
                 info.uid = info.gid = 1000
             tar.addfile(info, io.BytesIO(data))
-        self.exec(f"mkdir -p '{directory or '/'}'", user=user, timeout=30)
+        self.ensure_dir(directory or "/", user=user)
         try:
             ok = self.container.put_archive(directory or "/", buf.getvalue())
         except _DOCKER_ERRORS as e:
             raise SandboxError(f"could not write {path} into the sandbox: {e}") from e
         if not ok:
             raise SandboxError(f"could not write {path} into the sandbox")
+
+    def base_commit(self) -> str:
+        if self.image not in _base_commits:
+            _base_commits[self.image] = super().base_commit()
+        return _base_commits[self.image]
 
     def read_file(self, path: str) -> bytes:
         try:
