@@ -23,13 +23,18 @@ def _money(x: Any) -> str:
 def score_rows(report: dict[str, Any]) -> list[list[str]]:
     level = int(round(report["level"] * 100))
     rows = [["configuration", "tasks", "trials", "infra", "resolve rate", f"{level}% interval", "cost/trial",
-             "cost/resolved", "tokens/trial", "note"]]
+             "cost/resolved", "tokens/trial"]]
     for s in report["scores"]:
         rows.append([s["config"], str(s["n_tasks"]), str(s["n_trials"]), str(s["n_infra"]), _pct(s["resolve_rate"]),
                      f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] ({s.get('interval') or '-'})",
                      _money(s.get("mean_cost_usd")), _money(s.get("cost_per_resolved")),
-                     "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}", s.get("note") or ""])
+                     "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}"])
     return rows
+
+
+def score_notes(report: dict[str, Any]) -> list[str]:
+    """Why a number is NaN or which interval was used, one line per configuration that has a note."""
+    return [f"{s['config']}: {s['note']}" for s in report["scores"] if s.get("note")]
 
 
 def render(report: dict[str, Any], fmt: str) -> str:
@@ -57,6 +62,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     parts = [f"# evalharness report\n\nRuns: {runs}. Trials: {report['n_trials']}, "
              f"infrastructure failures (left out of rates): {report['n_infra']}.\n",
              "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
+             "".join(f"\n- {line}" for line in score_notes(report)),
              "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level).\n",
              *(["## Paired comparisons (Holm-adjusted)\n", markdown_table(comparison_rows(report)), ""]
                if report["comparisons"] else []),
@@ -92,6 +98,7 @@ def render_text(report: dict[str, Any]) -> str:
     pt = report["per_task"]
     parts = [text_table(score_rows(report), f"Resolve rate per configuration ({report['n_trials']} trials, "
                                            f"{report['n_infra']} infrastructure failures left out)")]
+    parts += [f"  note, {line}\n" for line in score_notes(report)]
     if report["comparisons"]:
         parts.append(text_table(comparison_rows(report), "Paired comparisons against the reference (Holm-adjusted)"))
     parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
@@ -146,4 +153,4 @@ def render_html(report: dict[str, Any]) -> str:
     return env.get_template("report.html.j2").render(
         report=report, score_head=head, score_body=body, plot=base64.b64encode(png).decode() if png else None,
         task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report),
-        comparison=comparison_rows(report) if report["comparisons"] else None)
+        comparison=comparison_rows(report) if report["comparisons"] else None, notes=score_notes(report))
