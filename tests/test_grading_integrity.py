@@ -7,9 +7,11 @@ graders that ran the agent's copy of the tests let it rewrite the assertions.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from evalharness.grading.grade import grade, patch_files
+from evalharness.grading.grade import grade, patch_files, reverted_paths
 from evalharness.types import Outcome
 
 pytestmark = pytest.mark.docker
@@ -166,3 +168,30 @@ def test_a_run_that_dies_with_exit_zero_is_not_a_pass(tinypack, clamp_task, sand
     assert result.test_exit_code == 0
     assert result.outcome is Outcome.TEST_RUN_ERROR
     assert "wrote no JUnit XML" in result.reason
+
+
+FORGERIES = Path(__file__).resolve().parent / "data" / "forgeries"
+
+
+def test_a_module_that_shadows_pytest_is_reverted(tinypack, clamp_task, sandbox_factory):
+    # pytest.py at the root: `python -m pytest` would import it and write an all-passed JUnit file
+    result = _grade(tinypack, clamp_task, (FORGERIES / "shadow_pytest_module.diff").read_text(), sandbox_factory)
+    assert result.touched_test_config == ["pytest.py"]
+    assert result.outcome is Outcome.UNRESOLVED, result.reason
+    assert result.tests["tests/test_calc.py::test_clamp_high_edge"] == "failed"
+
+
+def test_a_junit_file_rewritten_at_exit_is_caught_by_the_printed_summary(tinypack, clamp_task, sandbox_factory):
+    result = _grade(tinypack, clamp_task, (FORGERIES / "rewrite_junit_at_exit.diff").read_text(), sandbox_factory)
+    assert result.test_exit_code == 0 and "<failure" not in result.junit_xml  # the forgery worked on the file
+    assert result.outcome is Outcome.UNRESOLVED
+    assert "JUnit XML says tests/test_calc.py::test_clamp_high_edge passed but the printed summary says failed" \
+        in result.reason
+
+
+def test_which_paths_are_reverted():
+    tests = ["tests/unit/test_a.py"]
+    touched = ["conftest.py", "src/conftest.py", "tests/tox.ini", "tests/unit/setup.cfg", "pyproject.toml",
+               "src/pkg/pyproject.toml", "pytest.py", "_pytest/main.py", "src/_pytest/main.py", "src/pkg/mod.py"]
+    assert reverted_paths(touched, tests) == ["_pytest/main.py", "conftest.py", "pytest.py", "src/conftest.py",
+                                             "tests/tox.ini", "tests/unit/setup.cfg"]

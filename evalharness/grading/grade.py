@@ -13,18 +13,23 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
-from evalharness.errors import SandboxError
 from evalharness.packs import PackSpec
 from evalharness.sandbox.base import Sandbox
+from evalharness.templating import fill
 from evalharness.types import Outcome, TaskSpec
 
 WORK = "/tmp"
 """Where the grader puts its files (outside the work tree; it exists in every image)."""
 JUNIT_XML = f"{WORK}/evalharness-junit.xml"
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
-TEST_CONFIG_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"}
-PROTECTED_CONFIG_NAMES = {"conftest.py", "pytest.ini"}
-"""Test-harness files a patch may not change: reverted before the tests run (a fix never needs them)."""
+TEST_CONFIG_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+                     "noxfile.py"}
+"""Files that can configure the test run: every one a patch touches is recorded in the result."""
+ALWAYS_REVERTED = {"conftest.py", "pytest.ini", ".pytest.ini"}
+NESTED_CONFIG = {"tox.ini", "setup.cfg", "pyproject.toml"}
+ROOT_SHADOWS = {"pytest.py", "py.py", "sitecustomize.py", "usercustomize.py", "_pytest", "pytest", "pluggy"}
+"""New files at the work-tree root that would be imported instead of the test runner (`python -m` puts
+the current directory first on sys.path)."""
 _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 _PLAIN_PATHS = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)", re.M)
 
@@ -72,26 +77,44 @@ def _apply(sandbox: Sandbox, diff: str, name: str) -> tuple[bool, str]:
     return False, first.output + second.output
 
 
-def _restore_test_files(sandbox: Sandbox, task: TaskSpec, base: str, touched_config: list[str]) -> None:
-    protected_config = {p for p in touched_config if PurePosixPath(p).name in PROTECTED_CONFIG_NAMES}
-    files = sorted(set(patch_files(task.test_patch)) | set(task.test_files) | protected_config)
+def reverted_paths(touched: list[str], test_files: list[str]) -> list[str]:
+    """Paths of a patch that are reverted before the tests run, because a fix never needs them and
+    they could forge the verdict: pytest configuration (conftest.py, pytest.ini anywhere; tox.ini,
+    setup.cfg, pyproject.toml in a folder between the root and a test file, where pytest would find
+    them first) and root-level modules that shadow the test runner. A root-level pyproject.toml,
+    setup.cfg or tox.ini is only recorded: fixes do change dependencies there.
+    """
+    test_dirs = {parent for f in test_files for parent in PurePosixPath(f).parents if str(parent) != "."}
+    out = []
+    for p in touched:
+        path = PurePosixPath(p)
+        if (path.name in ALWAYS_REVERTED
+                or (path.name in NESTED_CONFIG and path.parent in test_dirs)
+                or path.parts[0] in ROOT_SHADOWS):
+            out.append(p)
+    return sorted(out)
+
+
+def _restore(sandbox: Sandbox, files: list[str], base: str) -> tuple[bool, str]:
+    """Each file as it is at the base commit; removed where the base has none. One command for all."""
     if not files:
-        return
-    # one command for all files: at base, restore; not at base, remove (the test_patch adds it back)
+        return True, ""
     script = "set -e; " + "; ".join(f"if git cat-file -e {base}:{shlex.quote(p)} 2>/dev/null; then "
-                       f"git checkout -q {base} -- {shlex.quote(p)}; else rm -f {shlex.quote(p)}; fi" for p in files)
-    restored = sandbox.exec(script, timeout=120)
-    if restored.exit_code != 0:
-        raise SandboxError(f"restoring test files failed (exit {restored.exit_code}): {restored.output[-500:]}")
+                                    f"rm -rf {shlex.quote(p)}; git checkout -q {base} -- {shlex.quote(p)}; "
+                                    f"else rm -rf {shlex.quote(p)}; fi" for p in files)
+    done = sandbox.exec(script, timeout=120)
+    return done.exit_code == 0, done.output
 
 
 def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> GradeResult:
     """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
     touched = patch_files(patch)
     protected = set(patch_files(task.test_patch)) | set(task.test_files)
+    reverted = reverted_paths(touched, task.test_files)
     result = GradeResult(outcome=Outcome.UNRESOLVED, reason="",
                          touched_test_files=sorted(set(touched) & protected),
-                         touched_test_config=sorted(p for p in touched if PurePosixPath(p).name in TEST_CONFIG_NAMES))
+                         touched_test_config=sorted({p for p in touched if PurePosixPath(p).name in TEST_CONFIG_NAMES}
+                                                    | set(reverted)))
     base = sandbox.base_commit()
     if patch.strip():
         applied, log = _apply(sandbox, patch, "patch.diff")
@@ -99,7 +122,10 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> Grade
             result.outcome, result.reason, result.test_output = Outcome.PATCH_APPLY_FAILED, "patch did not apply", log
             return result
         result.patch_applied = True
-    _restore_test_files(sandbox, task, base, result.touched_test_config)
+    restored, log = _restore(sandbox, sorted(protected | set(reverted)), base)
+    if not restored:  # e.g. the patch put a folder where a test file belongs
+        result.reason, result.test_output = "the task's test files could not be restored over the patch", log
+        return result
     if task.test_patch.strip():
         applied, log = _apply(sandbox, task.test_patch, "test_patch.diff")
         if not applied:
@@ -110,7 +136,7 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> Grade
 
 
 def _run_tests(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
-    command = spec.test_command.format(test_files=_q(task.test_files), junit_xml=JUNIT_XML)
+    command = fill(spec.test_command, {"test_files": _q(task.test_files), "junit_xml": JUNIT_XML})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
@@ -144,11 +170,30 @@ def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_x
     ok, why = consistent_with_exit_code(statuses, exit_code)
     if not ok:
         return Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}", tests
+    if log_parser == "junit":
+        disagreement = _junit_disagrees_with_log(matched, log, exit_code)
+        if disagreement:
+            return Outcome.UNRESOLVED, disagreement, tests
     failing = [t for t in wanted if matched[t] not in PASSING]
     if failing:
         outcome = Outcome.UNRESOLVED if patch_applied else Outcome.NO_PATCH
         return outcome, f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]}", tests
     return Outcome.RESOLVED, f"all {len(wanted)} required tests pass", tests
+
+
+def _junit_disagrees_with_log(junit: dict[str, TestStatus | None], log: str, exit_code: int) -> str:
+    """Code under test runs inside pytest's process and could rewrite the JUnit file at exit; what
+    pytest printed before that (``-rA`` summary) must then tell the same story for required tests."""
+    try:
+        printed = match_test_ids(parse("pytest", TestRun(log=log, exit_code=exit_code)), list(junit))
+    except ValueError:
+        return ""
+    for test, status in junit.items():
+        seen = printed.get(test)
+        if status is not None and seen is not None and (status in PASSING) != (seen in PASSING):
+            return (f"JUnit XML says {test} {status.value} but the printed summary says {seen.value}: "
+                    "the results may have been rewritten by the code under test")
+    return ""
 
 
 def _read_optional(sandbox: Sandbox, path: str) -> str | None:

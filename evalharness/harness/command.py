@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalharness.errors import BudgetExhausted, ConfigError, EvalHarnessError, HarnessError
 from evalharness.redact import redact, secrets_of
 from evalharness.relay import Ledger, ModelRelay, forwarder_source, upstream_of
+from evalharness.templating import fill as render
 from evalharness.trajectory import Recorder, truncate
 from evalharness.types import AgentResult, Budget, ModelEndpoint, SandboxLike, TaskSpec
 
@@ -33,9 +34,6 @@ SHARED_DIR = "/run/evalharness"
 PLACEHOLDER_KEY = "sk-evalharness-placeholder-key"
 """The only key an agent ever sees; the relay replaces it with the real one on the host."""
 READY_FILE = "/tmp/.evalharness-relay-ready"
-_PLACEHOLDER = re.compile(r"\{(" + "|".join((
-    "problem_file", "workdir", "model", "model_name", "provider", "base_url", "relay_url", "api_key", "port",
-    "log_dir", "step_limit", "cost_limit", "seed", "instance_id")) + r")\}")
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.:/@+=,\-]*$")
 
 
@@ -197,11 +195,6 @@ class CommandHarness:
             for path in listing.output.split():
                 text = sandbox.exec(f"head -c {4 * limit} {shlex.quote(path)}", timeout=30).output
                 recorder.note(f"agent log {path}", path=path, content=truncate(text, limit))
-
-
-def render(template: str, values: dict[str, str]) -> str:
-    """Fill the known ``{placeholders}``; other braces (shell, JSON) are left alone."""
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
 def _shared_dir(sandbox: SandboxLike, name: str) -> Path:
