@@ -7,12 +7,13 @@ A SIGKILL at any moment loses only the trials in flight; Ctrl-C removes every co
 
 from __future__ import annotations
 
+import json
 import platform
 import secrets
 import shutil
 import signal
 import threading
-import time
+import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,7 +23,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalharness.errors import ConfigError, SandboxError, UserError
+from evalharness.errors import ConfigError, ImageBuildError, SandboxError, UserError
 from evalharness.harness.registry import load_harness
 from evalharness.packs import Pack, load_pack
 from evalharness.rundir import git_revision, trial_dir, write_json, write_trial
@@ -31,7 +32,7 @@ from evalharness.sandbox.docker import remove_labelled
 from evalharness.sandbox.engine import docker_client
 from evalharness.sandbox.images import ImageBuilder
 from evalharness.store import Store, database_url
-from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, trial_files
+from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, trial_files, unknown_usage
 from evalharness.types import AgentResult, Budget, ModelEndpoint, Outcome
 
 __all__ = ["RunConfig", "RunSummary", "run", "new_run_id"]
@@ -89,6 +90,9 @@ def _matrix(pack: Pack, config: RunConfig) -> list[Trial]:
     names = [h.name for h in harnesses]
     if len(set(names)) != len(names):
         raise ConfigError(f"two harnesses share a name: {names}")
+    labels = [m.label for m in config.models]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"a model is given twice: {labels}; give each --model once")
     tasks = pack.tasks
     if config.tasks:
         unknown = sorted(set(config.tasks) - {t.instance_id for t in tasks})
@@ -130,6 +134,8 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         raise UserError(f"pack {config.pack} changed since run {run_id} started",
                         "resume only with the same pack content; start a new run otherwise")
     trials = _matrix(pack, config)
+    if resume:
+        _check_same_harnesses(trials, stored["config"].get("harnesses", {}), run_id)
     client = docker_client()
     store = Store(store_url)
     run_dir = runs_dir / run_id
@@ -156,11 +162,24 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         summary.interrupted = True
         store.set_status(run_id, "interrupted")
         raise
+    except BaseException:
+        store.set_status(run_id, "failed")
+        raise
     finally:
         remove_labelled(client, run_id)
         summary.images_built = list(ctx.images.built)
     store.set_status(run_id, "completed")
     return summary
+
+
+def _check_same_harnesses(trials: list[Trial], stored: dict[str, Any], run_id: str) -> None:
+    """A resumed run must use the harness configurations it started with, or one label would mix two."""
+    now = {t.harness.name: t.harness.config() for t in trials}
+    changed = sorted(name for name in now if json.dumps(now[name], sort_keys=True, default=str)
+                     != json.dumps(stored.get(name), sort_keys=True, default=str))
+    if changed:
+        raise UserError(f"harness configuration changed since run {run_id} started: {', '.join(changed)}",
+                        "resume with the same harness files (and from the same folder), or start a new run")
 
 
 def _snapshot(config: RunConfig, pack: Pack, trials: list[Trial]) -> dict[str, Any]:
@@ -207,23 +226,31 @@ def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, tria
                         stop: threading.Event) -> Outcome:
     attempts, out = 0, None
     while out is None:
+        if stop.is_set():
+            return Outcome.SANDBOX_ERROR
         attempts += 1
         try:
             out = run_trial(ctx, trial)
         except SandboxError as e:  # image build failures are SandboxErrors too
-            if stop.is_set():
-                return Outcome.SANDBOX_ERROR
             if attempts <= config.infra_retries:
-                time.sleep(config.retry_backoff_s * 2 ** (attempts - 1))
+                if stop.wait(config.retry_backoff_s * 2 ** (attempts - 1)):
+                    return Outcome.SANDBOX_ERROR
                 continue
-            kind = Outcome.INFRA_ERROR if type(e).__name__ == "ImageBuildError" else Outcome.SANDBOX_ERROR
-            now = datetime.now(timezone.utc)
-            out = TrialOutput(kind, f"{type(e).__name__}: {e}"[:2000], AgentResult(exit_status="infra"), None, now, now,
-                              log=[f"attempt {attempts}: {e}"])
+            kind = Outcome.INFRA_ERROR if isinstance(e, ImageBuildError) else Outcome.SANDBOX_ERROR
+            out = _infra_output(trial, kind, f"{type(e).__name__}: {e}", attempts)
+        except Exception as e:  # a bug of ours, not the agent's: recorded apart, the run goes on
+            out = _infra_output(trial, Outcome.INFRA_ERROR, "internal error in evalharness: "
+                                + "".join(traceback.format_exception(e))[-3000:], attempts)
     if stop.is_set():  # interrupted mid-trial: its result may be an artefact of the teardown; do not keep it
         return out.outcome
     _record(ctx, store, trial, out, attempts, run_dir)
     return out.outcome
+
+
+def _infra_output(trial: Trial, kind: Outcome, reason: str, attempts: int) -> TrialOutput:
+    now = datetime.now(timezone.utc)
+    return TrialOutput(kind, reason[:4000], AgentResult(exit_status="infra", usage=unknown_usage(trial)), None, now,
+                       now, log=[f"attempt {attempts}: {reason[:4000]}"])
 
 
 def _record(ctx: TrialContext, store: Store, trial: Trial, out: TrialOutput, attempts: int, run_dir: Path) -> None:

@@ -134,25 +134,34 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, trial_id: str, log: 
         sandbox.set_wall_budget(wall)
         log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
         try:
-            return trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=ctx.budget)
+            result = trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=ctx.budget)
+            if not isinstance(result, AgentResult):
+                raise HarnessError(f"harness {trial.harness.name} returned {type(result).__name__}, not an AgentResult")
+            return result
         except BudgetExhausted as e:
             log.append(str(e))
             return AgentResult(patch="", exit_status="budget_exhausted", budget_exhausted=e.which,
-                               error=str(e), **_kept(e))
+                               error=str(e), **_kept(e, trial))
         except SandboxError:
             raise
         except HarnessError as e:
             log.append(f"harness error: {e}")
-            return AgentResult(exit_status="error", error=str(e), **_kept(e))
+            return AgentResult(exit_status="error", error=str(e), **_kept(e, trial))
         except EvalHarnessError as e:
-            return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e))
+            return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e, trial))
         except Exception as e:  # a bug in the harness: the trial ends, the run goes on, the traceback is kept
-            return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:], **_kept(e))
+            return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:],
+                               **_kept(e, trial))
 
 
-def _kept(e: Exception) -> dict[str, Any]:
+def unknown_usage(trial: Trial) -> Usage:
+    """Usage when the harness could not say: nothing for a harness without a model, else cost unknown."""
+    return Usage() if trial.model is None else Usage(cost_usd=None)
+
+
+def _kept(e: Exception, trial: Trial) -> dict[str, Any]:
     """Usage and trajectory a harness attached to the exception that ended it (spent money is never lost)."""
-    return {"usage": getattr(e, "usage", None) or Usage(), "trajectory": getattr(e, "trajectory", None) or []}
+    return {"usage": getattr(e, "usage", None) or unknown_usage(trial), "trajectory": getattr(e, "trajectory", None) or []}
 
 
 def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, Any]) -> dict[str, Any]:

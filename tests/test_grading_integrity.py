@@ -195,3 +195,9 @@ def test_which_paths_are_reverted():
                "src/pkg/pyproject.toml", "pytest.py", "_pytest/main.py", "src/_pytest/main.py", "src/pkg/mod.py"]
     assert reverted_paths(touched, tests) == ["_pytest/main.py", "conftest.py", "pytest.py", "src/conftest.py",
                                              "tests/tox.ini", "tests/unit/setup.cfg"]
+
+
+def test_shell_braces_in_the_test_command_are_left_to_the_shell(tinypack, clamp_task, sandbox_factory):
+    command = "for f in {test_files}; do test -f \"${f}\"; done && " + tinypack.spec.test_command
+    result = _grade(tinypack, clamp_task, clamp_task.patch, sandbox_factory, test_command=command)
+    assert result.outcome is Outcome.RESOLVED, result.reason

@@ -122,5 +122,26 @@ def test_an_image_that_cannot_build_is_an_infra_error(tmp_path, base_image, tiny
     done = run_cli("run", "-p", str(tinypack_copy), "-H", "oracle", "--format", "json", cwd=tmp_path)
     rows = _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr))
     assert [(r[1], r[2]) for r in rows] == [("infra_error", 1)] * 2
+    # a broken recipe gets a second chance, not one build per trial and retry (2 trials x 3 attempts)
+    assert done.stderr.count("building evalharness/env.tinypack") == 2
     result = next((tmp_path / "runs").glob("*/tinypack/tiny-clamp/oracle/none/seed-0/result.json"))
     assert "broken recipe" in json.loads(result.read_text())["reason"]
+
+
+def test_resume_refuses_a_changed_harness_configuration(tmp_path, base_image, tinypack):
+    harness = str(HARNESSES / "slow_oracle.py")
+    done = run_cli("run", "-p", str(tinypack.root), "-H", harness, "--format", "json", cwd=tmp_path,
+                   env={"EH_TEST_SLEEP": "0"})
+    run_id = _run_id(done.stderr)
+    changed = run_cli("run", "--resume", run_id, cwd=tmp_path, env={"EH_TEST_SLEEP": "2"}, check=False)
+    assert changed.returncode == 1
+    assert f"harness configuration changed since run {run_id} started: slow-oracle" in changed.stderr
+    same = run_cli("run", "--resume", run_id, cwd=tmp_path, env={"EH_TEST_SLEEP": "0"})
+    assert "2 trials (2 already done, 0 to run)" in same.stderr
+
+
+def test_a_model_given_twice_is_refused_before_anything_runs(tmp_path, tinypack):
+    done = run_cli("run", "-p", str(tinypack.root), "-H", "minimal", "-m", "openai/x", "-m", "openai/x", cwd=tmp_path,
+                   check=False)
+    assert done.returncode == 1 and "a model is given twice" in done.stderr
+    assert not (tmp_path / "runs").exists()

@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader
 
 FORMATS = ("table", "json", "md", "html")
 
@@ -146,7 +146,7 @@ def plot_png(report: dict[str, Any]) -> bytes | None:
 
 
 def render_html(report: dict[str, Any]) -> str:
-    env = Environment(loader=PackageLoader("evalharness.report", "templates"), autoescape=select_autoescape())
+    env = Environment(loader=PackageLoader("evalharness.report", "templates"), autoescape=True)
     png = plot_png(report)
     head, *body = score_rows(report)
     pt = report["per_task"]

@@ -93,7 +93,10 @@ class Sandbox(abc.ABC):
     def diff(self) -> str:
         """Every change in the work tree against the base commit, new files included, as a git patch."""
         base = shlex.quote(self.base_commit())
-        r = self.exec(f"git add -A && git diff --cached --binary {base}", timeout=120)
+        # not cut by the trial's deadline: a submission made just before it must still be collected
+        command = f"git add -A && git diff --cached --binary {base}"
+        r = self._exec(["timeout", "-k", "5", "120", "bash", "-c", command], timeout=120, env=None, user=AGENT_USER,
+                       workdir=self.workdir)
         if r.exit_code != 0:
             raise SandboxError(f"git diff failed in the sandbox (exit {r.exit_code}): {r.output[-500:]}")
         return r.output

@@ -34,6 +34,8 @@ HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 FORWARDED_BUILD_ENV = ("PIP_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
                        "no_proxy")
 Log = Callable[[str], None]
+MAX_BUILD_ATTEMPTS = 2
+"""Builds of one tag per ImageBuilder (one run): a transient failure gets a second chance, a broken recipe no more."""
 
 
 def _hash(*parts: object) -> str:
@@ -196,6 +198,7 @@ class ImageBuilder:
         self.log = log or (lambda line: None)
         self.built: list[str] = []
         self._locks: dict[str, threading.Lock] = {}
+        self._failed: dict[str, list[ImageBuildError]] = {}
         self._guard = threading.Lock()
 
     def env_image(self, pack: Pack) -> str:
@@ -226,9 +229,17 @@ class ImageBuilder:
         with self._guard:
             lock = self._locks.setdefault(tag, threading.Lock())
         with lock:
+            failures = self._failed.get(tag, [])
+            if len(failures) >= MAX_BUILD_ATTEMPTS:  # a broken recipe is not rebuilt for every trial
+                raise ImageBuildError(f"building {tag} failed {len(failures)} times in this run; not trying again",
+                                      failures[-1].log_tail)
             if not image_exists(self.client, tag):
                 self.log(f"building {tag}")
-                build_image(self.client, tag, ctx, timeout=timeout, labels=labels)
+                try:
+                    build_image(self.client, tag, ctx, timeout=timeout, labels=labels)
+                except ImageBuildError as e:
+                    self._failed.setdefault(tag, []).append(e)
+                    raise
                 self.built.append(tag)
         return tag
 

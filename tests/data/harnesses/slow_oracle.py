@@ -10,6 +10,9 @@ from evalharness.harness.builtin import OracleHarness
 class SlowOracle(OracleHarness):
     name = "slow-oracle"
 
+    def config(self):
+        return {"kind": "slow-oracle", "sleep": os.environ.get("EH_TEST_SLEEP", "1")}
+
     def run(self, task, sandbox, model, *, seed, budget):
         sandbox.exec("sleep " + os.environ.get("EH_TEST_SLEEP", "1"))
         if task.instance_id in os.environ.get("EH_TEST_FAIL_TASKS", "").split(","):
