@@ -90,10 +90,7 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
         return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
                            timings, log)
     t0 = time.monotonic()
-    with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="grader", limits=ctx.limits,
-                       workdir=spec.environment.workdir, default_timeout=spec.timeouts.exec_s) as grader:
-        grader.start()
-        result = grade(trial.task, spec, agent.patch, grader)
+    result = _grade_with_retries(ctx, trial, image, agent.patch, log)
     timings["grade_s"] = time.monotonic() - t0
     log.append(f"graded: {result.outcome.value} ({result.reason})")
     return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log)
@@ -115,6 +112,27 @@ def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
                                            reason=redact(grade_result.reason, secrets))
     return dataclasses.replace(out, reason=redact(out.reason, secrets), agent=agent, grade=grade_result,
                                log=redact(out.log, secrets))
+
+
+GRADE_RETRIES = 2
+"""A grading container that fails is retried with the same patch: the agent's work (and spend) is kept."""
+
+
+def _grade_with_retries(ctx: TrialContext, trial: Trial, image: str, patch: str, log: list[str]) -> GradeResult:
+    spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
+    for attempt in range(GRADE_RETRIES + 1):
+        try:
+            with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="grader",
+                               limits=ctx.limits, workdir=spec.environment.workdir,
+                               default_timeout=spec.timeouts.exec_s) as grader:
+                grader.start()
+                return grade(trial.task, spec, patch, grader)
+        except SandboxError as e:
+            log.append(f"grading attempt {attempt + 1} failed: {e}")
+            if attempt == GRADE_RETRIES:
+                raise
+            time.sleep(2 ** attempt)
+    raise AssertionError("unreachable")
 
 
 def _agent_image(ctx: TrialContext, trial: Trial, task_image: str) -> str:
