@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from evalharness.errors import BudgetExhausted, ConfigError, EvalHarnessError, HarnessError
+from evalharness.errors import BudgetExhausted, ConfigError, HarnessError
 from evalharness.models import BudgetTracker, ModelClient
 from evalharness.trajectory import Recorder, tool_calls_of, truncate
 from evalharness.types import AgentResult, Budget, ModelEndpoint, SandboxLike, TaskSpec
@@ -71,7 +71,7 @@ class MinimalHarness:
         tracker, recorder = BudgetTracker(budget), Recorder(self.output_limit)
         try:
             return self._loop(task, sandbox, ModelClient(model), self._params(model, seed), tracker, recorder)
-        except EvalHarnessError as e:  # budget, model API or sandbox failure: keep what was spent and seen
+        except Exception as e:  # budget, model API, sandbox failure or a bug: keep what was spent and seen
             e.usage, e.trajectory = tracker.usage, recorder.steps  # type: ignore[attr-defined]
             raise
 
