@@ -1,6 +1,7 @@
 """The model relay: lets an agent in a sealed sandbox reach its model endpoint, and nothing else.
 
 ``ModelRelay`` (host, unix socket) + ``forward.py`` (in the container, 127.0.0.1:PORT) +
+``routes.py`` (what may pass: model calls, metered; a few read-only paths; nothing else) +
 ``Ledger`` (usage, cost and budget of the calls that passed). See docs/harnesses.md.
 """
 

@@ -3,7 +3,10 @@
 Cost follows evalharness.models.client: the endpoint's own prices when both are set, else
 litellm's bundled price map (``litellm.cost_per_token``, offline), else unknown (None).
 Budgets follow evalharness.models.budget: a call is refused once a limit is reached, so a
-budget is overshot by at most the call that crossed it.
+budget is overshot by at most the call that crossed it. That holds for calls sent in parallel too:
+an admitted call holds a place until it is recorded. Under a cost or token limit only one call is
+in flight at a time (a call's spend is known only once it ends); under a step limit alone calls
+overlap as long as recorded plus in-flight calls stay below it. A call that may not start yet waits.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ class Ledger:
         self.endpoint = endpoint
         self._tracker = BudgetTracker(budget.model_copy(update={"max_wall_s": None}) if budget else Budget())
         self._lock = threading.Lock()
+        self._turn = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._closed = False
         self.calls: list[dict[str, Any]] = []
         self.refused: list[dict[str, Any]] = []
         self.exhausted: BudgetExhausted | None = None
@@ -40,21 +46,51 @@ class Ledger:
             return self._tracker.usage
 
     def admit(self, path: str) -> str | None:
-        """None when a model call may go ahead; else the reason it is refused (and remembered)."""
-        with self._lock:
-            try:
-                reached = self._tracker.exhausted()
-            except HarnessError as e:  # a cost limit with an unknown cost
-                self.error = e
-                return str(e).splitlines()[0]
-            if reached is None:
-                return None
-            self.exhausted = self.exhausted or reached
-            self.refused.append({"path": path, "time": _iso(time.time()), "reason": str(reached)})
-            return str(reached)
+        """None when a model call may go ahead (it then holds a place until ``record``); else why it is refused.
+
+        Waits while the call may not start yet (see the module docstring).
+        """
+        with self._turn:
+            while True:
+                refusal = self._refusal(path)
+                if refusal is not None:
+                    return refusal
+                if self._may_start():
+                    self._in_flight += 1
+                    return None
+                self._turn.wait()
+
+    def close(self) -> None:
+        """Refuse every later call (the relay is stopping); calls still in flight are recorded as usual."""
+        with self._turn:
+            self._closed = True
+            self._turn.notify_all()
+
+    def _refusal(self, path: str) -> str | None:
+        if self._closed:
+            return "the relay has stopped"
+        try:
+            reached = self._tracker.exhausted()
+        except HarnessError as e:  # a cost limit with an unknown cost
+            self.error = e
+            return str(e).splitlines()[0]
+        if reached is None:
+            return None
+        self.exhausted = self.exhausted or reached
+        self.refused.append({"path": path, "time": _iso(time.time()), "reason": str(reached)})
+        return str(reached)
+
+    def _may_start(self) -> bool:
+        if self._in_flight == 0:
+            return True
+        budget = self._tracker.budget
+        if budget.max_cost_usd is not None or budget.max_tokens is not None:
+            return False
+        return budget.max_steps is None or self._tracker.usage.calls + self._in_flight < budget.max_steps
 
     def record(self, path: str, started: float, duration: float, status: int, summary: CallSummary,
                messages_in: int) -> None:
+        """Record an admitted call (failed or not) and give its place back."""
         usage = Usage(input_tokens=summary.input_tokens, output_tokens=summary.output_tokens,
                       cached_tokens=summary.cached_tokens, cache_read_tokens=summary.cached_tokens,
                       cache_write_tokens=summary.cache_write_tokens, calls=1, latency_s=duration)
@@ -65,10 +101,12 @@ class Ledger:
         step = {"t_start": _iso(started), "duration_s": round(duration, 3), "kind": "model", "path": path,
                 "status": status, "model": summary.model, "messages_in": messages_in, "content": summary.content,
                 "tool_calls": summary.tool_calls, "usage": usage.model_dump()}
-        with self._lock:
+        with self._turn:
+            self._in_flight = max(0, self._in_flight - 1)
             if not failed:
                 self._tracker.record(usage)
             self.calls.append(step)
+            self._turn.notify_all()
 
     def _cost(self, s: CallSummary) -> float | None:
         ep = self.endpoint

@@ -4,7 +4,8 @@ A trial container has no network. Its agent talks HTTP to a forwarder on 127.0.0
 container (``forward.py``), which pipes bytes to this relay's unix socket in a directory mounted
 into the container. The relay sends each request to the configured model endpoint and nowhere
 else: the upstream scheme, host and port are fixed, the path must lie under the endpoint's
-path prefix, proxy-style absolute URLs and ``CONNECT`` are refused. It swaps the placeholder key
+path prefix and be a model call or one of a few read-only paths (``routes.py``, default deny),
+proxy-style absolute URLs and ``CONNECT`` are refused. It swaps the placeholder key
 the agent holds for the real one (``Authorization: Bearer`` / ``x-api-key`` / ``api-key``),
 streams replies (SSE) back as they arrive, and records each call's usage in a :class:`Ledger`.
 """
@@ -17,6 +18,7 @@ import socketserver
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,8 @@ import httpx
 
 from evalharness.errors import ConfigError
 from evalharness.relay.ledger import Ledger
-from evalharness.relay.wire import api_of, request_messages, summarize
+from evalharness.relay.routes import Route, allowed_summary, route_of
+from evalharness.relay.wire import json_object, request_messages, summarize, with_stream_usage
 
 DEFAULT_BASES = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 KEY_HEADERS = ("authorization", "x-api-key", "api-key")
@@ -76,10 +79,20 @@ class ModelRelay:
             self.socket_path.unlink()
         server = _UnixServer(str(self.socket_path), _Handler)
         server.relay = self
-        os.chmod(self.socket_path, 0o666)  # the agent's uid differs from ours; the folder is private (0711)
+        self._restrict_socket()
         self._server = server
         threading.Thread(target=server.serve_forever, args=(0.05,), name="model-relay", daemon=True).start()
         return self
+
+    def _restrict_socket(self) -> None:
+        """The socket is as private as its folder: owned by the folder's owner (the sandbox's agent uid when
+        the sandbox made the folder), mode 0600. Root, which runs the relay, connects whatever the owner.
+        Only a folder others may enter (a host that could not give it to the agent's uid) gets a 0666 socket.
+        """
+        folder = self.socket_path.parent.stat()
+        if folder.st_uid != os.geteuid():
+            os.chown(self.socket_path, folder.st_uid, folder.st_gid)
+        os.chmod(self.socket_path, 0o666 if folder.st_mode & 0o077 else 0o600)
 
     def enter(self) -> None:
         with self._idle:
@@ -96,6 +109,7 @@ class ModelRelay:
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout=timeout)
 
     def stop(self) -> None:
+        self.ledger.close()
         self.wait_idle()
         if self._server is not None:
             self._server.shutdown()
@@ -110,6 +124,10 @@ class ModelRelay:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def route(self, method: str, path: str) -> Route | None:
+        """What a request under the endpoint's prefix may do (metered call, free read), or None: refused."""
+        return route_of(method, path.split("?", 1)[0][len(self.prefix):])
 
     def target(self, method: str, path: str) -> str | None:
         """The upstream URL for a request line, or None when it aims anywhere but the endpoint."""
@@ -145,6 +163,16 @@ class _UnixServer(socketserver.ThreadingUnixStreamServer):
             super().handle_error(request, client_address)
 
 
+@dataclass
+class _Exchange:
+    """What one forwarded request got: status (502 until the endpoint answers), reply bytes kept for usage."""
+
+    status: int = 502
+    streamed: bool = False
+    has_body: bool = False
+    kept: bytearray = field(default_factory=bytearray)
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "evalharness-relay/1"
@@ -165,22 +193,39 @@ class _Handler(BaseHTTPRequestHandler):
     def _relay_one(self, relay: ModelRelay) -> None:
         body = self._body()
         url = relay.target(self.command, self.path)
-        if url is None:
+        route = relay.route(self.command, self.path) if url is not None else None
+        if route is None:
             relay.refused.append(f"{self.command} {self.path}"[:300])
-            return self._reply(403, {"error": {"type": "forbidden", "message":
-                               "evalharness relay: only the model endpoint can be reached from the sandbox"}})
-        api = api_of(self.path) if self.command == "POST" else None
-        if api is not None:
-            refusal = relay.ledger.admit(self.path)
-            if refusal is not None:
-                return self._reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
-                                   f"evalharness relay: {refusal}; no more model calls in this trial"}})
-        if api == "chat":
-            body = _with_stream_usage(body)
-        self._forward(relay, url, body, api)
+            reason = ("only the model endpoint can be reached from the sandbox" if url is None else
+                      f"{self.command} {self.path.split('?', 1)[0][:200]} is refused: the relay forwards only "
+                      f"{allowed_summary()}, under {relay.prefix or '/'}")
+            return self._reply(403, {"error": {"type": "forbidden", "message": f"evalharness relay: {reason}"}})
+        if route.api is None:
+            return self._forward(relay, url, body, None)
+        refusal = relay.ledger.admit(self.path)
+        if refusal is not None:
+            return self._reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
+                               f"evalharness relay: {refusal}; no more model calls in this trial"}})
+        if route.api == "chat":
+            body = with_stream_usage(body)
+        self._forward(relay, url, body, route.api)
 
     def _forward(self, relay: ModelRelay, url: str, body: bytes, api: str | None) -> None:
-        started, kept, has_body = time.time(), bytearray(), False
+        """Send the request on and stream the reply back; a metered call is recorded (giving back its place in
+        the ledger) whatever happens, before the client sees the end of the reply, so usage is never read early.
+        """
+        started, exchange = time.time(), _Exchange()
+        try:
+            self._exchange(relay, url, body, exchange)
+        finally:
+            if api is not None:
+                summary = summarize(api, bytes(exchange.kept), exchange.streamed)
+                relay.ledger.record(self.path, started, time.time() - started, exchange.status, summary,
+                                    request_messages(json_object(body)))
+        if exchange.has_body:
+            self.wfile.write(b"0\r\n\r\n")
+
+    def _exchange(self, relay: ModelRelay, url: str, body: bytes, exchange: "_Exchange") -> None:
         request = relay._http.build_request(self.command, url, headers=relay.headers_for(dict(self.headers.items())),
                                             content=body)
         try:
@@ -188,23 +233,18 @@ class _Handler(BaseHTTPRequestHandler):
         except httpx.HTTPError as e:
             return self._reply(502, {"error": {"type": "relay_upstream_error", "message":
                                f"evalharness relay: model endpoint unreachable ({type(e).__name__})"}})
-        streamed = "text/event-stream" in response.headers.get("content-type", "")
+        exchange.status = response.status_code
+        exchange.streamed = "text/event-stream" in response.headers.get("content-type", "")
         try:
-            has_body = self._send_head(response)
-            for chunk in response.iter_raw() if has_body else ():
-                if len(kept) < _MAX_KEPT_BYTES:
-                    kept.extend(chunk)
+            exchange.has_body = self._send_head(response)
+            for chunk in response.iter_raw() if exchange.has_body else ():
+                if len(exchange.kept) < _MAX_KEPT_BYTES:
+                    exchange.kept.extend(chunk)
                 if chunk:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.flush()
-        finally:  # recorded before the client sees the end of the reply, so usage is never read early
+        finally:
             response.close()
-            if api is not None:
-                summary = summarize(api, bytes(kept), streamed)
-                relay.ledger.record(self.path, started, time.time() - started, response.status_code, summary,
-                                    request_messages(_json(body)))
-        if has_body:
-            self.wfile.write(b"0\r\n\r\n")
 
     def _body(self) -> bytes:
         if "chunked" not in self.headers.get("transfer-encoding", "").lower():
@@ -239,32 +279,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def address_string(self) -> str:
         return "sandbox"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
         """Silent: every model call is in the ledger."""
-
-
-def _with_stream_usage(body: bytes) -> bytes:
-    """Ask for the usage chunk of a streamed chat completion (``stream_options.include_usage``).
-
-    Without it an OpenAI-compatible server sends no token counts at all (aider, for one, streams
-    without asking), and the trial's usage would be unknown. Clients skip the extra final chunk,
-    whose ``choices`` list is empty, as the OpenAI API reference describes.
-    """
-    parsed = _json(body)
-    if not parsed.get("stream") or (parsed.get("stream_options") or {}).get("include_usage"):
-        return body
-    parsed["stream_options"] = {**(parsed.get("stream_options") or {}), "include_usage": True}
-    return json.dumps(parsed).encode()
-
-
-def _json(body: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -6,7 +6,8 @@ last chunk when streaming with ``stream_options.include_usage``), OpenAI Respons
 (``usage.input_tokens``/``output_tokens``; the ``response.completed`` event when streaming) and
 Anthropic Messages (``usage`` in ``message_start`` and the cumulative ``message_delta``).
 Token convention: ``input_tokens`` is the whole prompt, cache reads and writes included, as
-OpenAI counts it; ``cached_tokens`` the part read from cache.
+OpenAI counts it; ``cached_tokens`` the part read from cache. Also the one request rewrite the
+relay makes (``with_stream_usage``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
-
-GENERATION_SUFFIXES = {"/chat/completions": "chat", "/responses": "responses", "/messages": "messages"}
 
 
 @dataclass
@@ -33,13 +32,27 @@ class CallSummary:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-def api_of(path: str) -> str | None:
-    """'chat', 'responses' or 'messages' for a generation endpoint's path, else None (count_tokens, models, ...)."""
-    clean = path.split("?", 1)[0].rstrip("/")
-    for suffix, api in GENERATION_SUFFIXES.items():
-        if clean.endswith(suffix):
-            return api
-    return None
+def with_stream_usage(body: bytes) -> bytes:
+    """Ask for the usage chunk of a streamed chat completion (``stream_options.include_usage``).
+
+    Without it an OpenAI-compatible server sends no token counts at all (aider, for one, streams
+    without asking), and the trial's usage would be unknown. Clients skip the extra final chunk,
+    whose ``choices`` list is empty, as the OpenAI API reference describes.
+    """
+    parsed = json_object(body)
+    if not parsed.get("stream") or (parsed.get("stream_options") or {}).get("include_usage"):
+        return body
+    parsed["stream_options"] = {**(parsed.get("stream_options") or {}), "include_usage": True}
+    return json.dumps(parsed).encode()
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """A request or reply body as a JSON object; {} when it is not one."""
+    try:
+        value = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def request_messages(body: dict[str, Any]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import shutil
 import tarfile
@@ -22,6 +23,9 @@ from evalharness.sandbox.base import AGENT_USER, Limits, Sandbox, clip_output
 from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 from evalharness.types import ExecResult
 
+log = logging.getLogger(__name__)
+AGENT_UID = 1000
+"""uid and gid of the non-root ``agent`` user in every task image (images.py creates it)."""
 _DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError)
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
@@ -58,11 +62,11 @@ class DockerSandbox(Sandbox):
                                f"(shared: {', '.join(self._shared) or 'none'})") from None
 
     def _mounts(self) -> dict[str, dict[str, str]]:
-        """Fresh host folders: neutral names in the system temp dir, mode 0711 (reachable by the agent's uid)."""
+        """Fresh host folders: neutral names in the system temp dir, private to the agent's uid (see _give_to_agent)."""
         volumes = {}
         for container_path in self._shared_paths:
-            host = Path(tempfile.mkdtemp(prefix="evalharness-"))
-            os.chmod(host, 0o711)
+            host = Path(tempfile.mkdtemp(prefix="evalharness-"))  # mode 0700
+            _give_to_agent(host)
             self._shared[container_path] = host
             volumes[str(host)] = {"bind": container_path, "mode": "ro"}
         return volumes
@@ -162,6 +166,22 @@ class DockerSandbox(Sandbox):
     def _remove_shared(self) -> None:
         for host in self._shared.values():
             shutil.rmtree(host, ignore_errors=True)
+
+
+def _give_to_agent(folder: Path) -> None:
+    """Owner uid/gid 1000 (the image's ``agent``), mode 0700: the agent and root reach it, other users do not.
+
+    A host that is neither root nor uid 1000 cannot give the folder away: it stays ours with mode 0711
+    (the relay then makes its socket 0666, and other local users could reach it), with a warning.
+    """
+    if os.geteuid() == AGENT_UID:
+        return
+    try:
+        os.chown(folder, AGENT_UID, AGENT_UID)
+    except PermissionError:
+        os.chmod(folder, 0o711)
+        log.warning("cannot give %s to uid %d (run as root or as uid %d): any local user could use its socket",
+                    folder, AGENT_UID, AGENT_UID)
 
 
 def _read_all(chunks) -> bytes:

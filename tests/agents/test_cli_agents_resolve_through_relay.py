@@ -98,6 +98,8 @@ def test_cli_agent_resolves_one_task_and_not_the_other(name, tmp_path, monkeypat
     for path, text in stored_text(runs).items():
         assert PLANTED_KEY not in text, f"the API key leaked into {path}"
     for trial in trials.values():
+        notes = json.loads((trial / "trajectory.json").read_text())["steps"]
+        assert not [s for s in notes if s.get("refused")], "the relay refused a request the agent needs"
         for kept in ("trajectory.json", "trial.log", "patch.diff", "result.json"):
             text = (trial / kept).read_text()
             assert str(REPO) not in text and str(tmp_path) not in text, f"a host path leaked into {trial / kept}"
