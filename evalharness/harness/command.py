@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalharness.errors import BudgetExhausted, ConfigError, EvalHarnessError, HarnessError
+from evalharness.models.client import configured_key
 from evalharness.redact import redact, secrets_of
 from evalharness.relay import Ledger, ModelRelay, forwarder_source, upstream_of
 from evalharness.templating import fill as render
@@ -91,7 +92,7 @@ class CommandHarness:
         if model is None:
             raise HarnessError(f"harness {self.name} needs a model: pass --model")
         host_dir = _shared_dir(sandbox, self.name)
-        key = _api_key(model)
+        key = configured_key(model)
         secrets = sorted({*secrets_of(model), *([key] if key else [])}, key=len, reverse=True)
         ledger, recorder = Ledger(model, budget), Recorder(self.settings.output_limit)
         upstream = upstream_of(model.name, model.api_base)
@@ -203,17 +204,6 @@ def _shared_dir(sandbox: SandboxLike, name: str) -> Path:
         raise HarnessError(f"harness {name} needs a Docker sandbox with a shared folder at {SHARED_DIR} "
                            "(started with the harness's sandbox_options())")
     return getter(SHARED_DIR)
-
-
-def _api_key(model: ModelEndpoint) -> str | None:
-    """The real key (read now, host side only); None: forward the placeholder (a local server checking none)."""
-    if not model.api_key_env:
-        return None
-    value = os.environ.get(model.api_key_env)
-    if not value:
-        raise HarnessError(f"model {model.name}: environment variable ${model.api_key_env} is not set\n"
-                           f"  export {model.api_key_env}=<your key>, or set api_key_env to the variable holding it")
-    return value
 
 
 def _remaining(sandbox: SandboxLike) -> float:

@@ -37,6 +37,18 @@ def endpoint_semaphore(endpoint: ModelEndpoint, limit: int) -> threading.Bounded
         return _semaphores.setdefault(key, threading.BoundedSemaphore(limit))
 
 
+def configured_key(endpoint: ModelEndpoint) -> str | None:
+    """The value of ``$api_key_env`` read now (host side only); None when the endpoint names no variable."""
+    name = endpoint.api_key_env
+    if not name:
+        return None
+    value = os.environ.get(name)
+    if not value:
+        raise HarnessError(f"model {endpoint.name}: environment variable ${name} is not set\n"
+                           f"  export {name}=<your key>, or set api_key_env to the variable holding it")
+    return value
+
+
 class ModelClient:
     """Calls one ModelEndpoint. Thread-safe; share one per endpoint across trials.
 
@@ -111,12 +123,8 @@ class ModelClient:
 
     def api_key(self) -> str | None:
         """The key from ``$api_key_env`` (read now); a placeholder for a loopback server needing none."""
-        name = self.endpoint.api_key_env
-        if name:
-            value = os.environ.get(name)
-            if not value:
-                raise HarnessError(f"model {self.endpoint.name}: environment variable ${name} is not set\n"
-                                   f"  export {name}=<your key>, or set api_key_env to the variable holding it")
+        value = configured_key(self.endpoint)
+        if value is not None:
             return value
         host = urlparse(self.endpoint.api_base or "").hostname
         return _PLACEHOLDER_KEY if host in ("127.0.0.1", "localhost", "::1") else None
