@@ -61,6 +61,8 @@ class TrialOutput:
     finished_at: datetime
     timings: dict[str, float] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    """Flag values (evalharness.types.Flag) the trial carries; stored in result.json and the store."""
 
 
 def _now() -> datetime:
@@ -185,7 +187,7 @@ def _kept(e: Exception, trial: Trial) -> dict[str, Any]:
 def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, Any]) -> dict[str, Any]:
     """The contents of a trial's run folder."""
     result = {
-        "outcome": out.outcome.value, "reason": out.reason, "attempts": attempts,
+        "outcome": out.outcome.value, "reason": out.reason, "flags": sorted(out.flags), "attempts": attempts,
         "task_id": trial.task.instance_id, "harness": trial.harness.name, "model": trial.model_label,
         "seed": trial.seed, "started_at": out.started_at.isoformat(), "finished_at": out.finished_at.isoformat(),
         "timings": out.timings, "usage": out.agent.usage.model_dump(), "exit_status": out.agent.exit_status,

@@ -24,13 +24,27 @@ class Outcome(str, Enum):
     TEST_RUN_ERROR = "test_run_error"  # the test command could not run the tests (collection error, crash)
     BUDGET_EXHAUSTED = "budget_exhausted"
     HARNESS_ERROR = "harness_error"
+    PATCH_REJECTED = "patch_rejected"  # the change touches what no fix may touch (.git/, submodules): not resolved
+    PATCH_TOO_LARGE = "patch_too_large"  # the change is over the pack's cap: an outcome, never a silent cut
+    TAMPERED = "tampered"  # the test run shows signs of forgery (canaries wrong or missing, runner replaced)
     SANDBOX_ERROR = "sandbox_error"  # Docker failed: infrastructure, not the agent
     INFRA_ERROR = "infra_error"  # image build or other infrastructure failure
+    TASK_ERROR = "task_error"  # the task itself is broken (image cannot be built, gold patch does not apply)
 
     @property
     def is_infra(self) -> bool:
         """Infrastructure failures are retried and reported apart, never counted as agent failures."""
         return self in (Outcome.SANDBOX_ERROR, Outcome.INFRA_ERROR)
+
+    @property
+    def is_task_error(self) -> bool:
+        """The task is broken: neither the agent's failure nor infrastructure; named loudly, left out of rates."""
+        return self is Outcome.TASK_ERROR
+
+    @property
+    def counts_in_rate(self) -> bool:
+        """Every outcome the agent is answerable for (tampered and rejected patches included)."""
+        return not (self.is_infra or self.is_task_error)
 
     @property
     def resolved(self) -> bool:
@@ -167,6 +181,18 @@ class ModelEndpoint(BaseModel):
     @property
     def label(self) -> str:
         return self.name
+
+
+class Flag(str, Enum):
+    """Evidence a trial carries next to its outcome; counted per configuration in every report."""
+
+    TAMPERED = "tampered"  # canaries wrong or missing, runner replaced, run did not reach its end
+    TOUCHED_TESTS = "touched_tests"  # the patch changed a test file of the task (restored before grading)
+    TOUCHED_CONFIG = "touched_config"  # the patch changed test-runner configuration or extensions (neutralised)
+    RESTORE_FAILED = "restore_failed"  # the task's test files could not be restored over the patch
+    PATCH_REJECTED = "patch_rejected"  # the patch touched .git/, a submodule entry, or a path outside the tree
+    PATCH_TOO_LARGE = "patch_too_large"
+    OUTCOME_CHOSEN_BY_CODE = "outcome_chosen_by_code"  # a required test was skipped/xfailed from code under test
 
 
 NO_MODEL = "none"
