@@ -267,5 +267,5 @@ def _record(ctx: TrialContext, store: Store, trial: Trial, out: TrialOutput, att
         "cached_tokens": usage.cached_tokens, "calls": usage.calls,
         "duration_s": (out.finished_at - out.started_at).total_seconds(), "started_at": out.started_at,
         "finished_at": out.finished_at, "repo": trial.task.repo or trial.task.metadata.get("repo", ""),
-        "detail": str(folder.relative_to(run_dir.parent)),
+        "detail": str(folder.relative_to(run_dir.parent)), "flags": sorted(out.flags),
     })

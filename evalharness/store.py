@@ -19,6 +19,20 @@ from evalharness.errors import UserError
 
 metadata = sa.MetaData()
 
+
+class FlagList(sa.types.TypeDecorator):
+    """A trial's flags (evalharness.types.Flag values) as a sorted JSON list in a TEXT column (any database)."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str:
+        return json.dumps(sorted({str(getattr(v, "value", v)) for v in value or ()}))
+
+    def process_result_value(self, value: Any, dialect: Any) -> list[str]:
+        return json.loads(value) if value else []
+
+
 runs = sa.Table(
     "runs", metadata,
     sa.Column("run_id", sa.String(80), primary_key=True),
@@ -55,11 +69,14 @@ trials = sa.Table(
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("repo", sa.String(200), nullable=False),
     sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("flags", FlagList, nullable=False, server_default="[]"),
 )
 
 schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
 
-MIGRATIONS: list[str] = []
+MIGRATIONS: list[str] = [
+    "ALTER TABLE trials ADD COLUMN flags TEXT NOT NULL DEFAULT '[]'",  # 2: trial flags (issue 7)
+]
 """SQL statements applied in order after version 1; the index + 2 is the version they bring."""
 
 

@@ -75,3 +75,16 @@ def test_store_round_trip_on_postgres(postgres_url):
         ("a", "resolved", True, False), ("b", "unresolved", False, False)]
     assert store.get_run("pg1")["config"] == {"run": {"x": 1}}
     assert [(r["trials"], r["resolved"]) for r in store.list_runs()] == [(2, 1)]
+
+
+def test_flags_round_trip_and_migration_on_postgres(postgres_url):
+    import sqlalchemy as sa
+
+    store = Store(postgres_url)
+    store.create_run("pg2", pack="p", pack_hash="0" * 64, version="t", git_commit=None, config={})
+    with store.engine.begin() as conn:  # back to the schema before flags: version 1, no column
+        conn.execute(sa.text("ALTER TABLE trials DROP COLUMN flags"))
+        conn.execute(sa.text("UPDATE schema_version SET version = 1"))
+    upgraded = Store(postgres_url)
+    upgraded.record_trial({**_row("c", "tampered", False), "run_id": "pg2", "flags": ["touched_tests", "tampered"]})
+    assert [r["flags"] for r in upgraded.trial_rows(["pg1", "pg2"])] == [[], [], ["tampered", "touched_tests"]]
