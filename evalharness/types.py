@@ -262,6 +262,8 @@ class SandboxLike(Protocol):
 TRIAL_COLUMNS = [
     "run_id", "pack", "task_id", "model", "harness", "config", "seed", "outcome", "resolved",
     "infra", "cost_usd", "input_tokens", "output_tokens", "total_tokens", "duration_s",
-    "started_at", "repo",
+    "started_at", "repo", "flags",
 ]
-"""Columns of the tidy trials DataFrame the statistics layer consumes (one row per trial)."""
+"""Columns of the tidy trials DataFrame the statistics layer consumes (one row per trial).
+
+``flags`` holds a list of Flag values per trial (an absent column means no trial is flagged)."""

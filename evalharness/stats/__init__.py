@@ -17,6 +17,7 @@ from evalharness.stats.drift import (
     normal_threshold,
     poisson_binomial_pmf,
 )
+from evalharness.stats.flags import FLAG_NAMES, flag_counts, trial_flags
 from evalharness.stats.intervals import (
     clopper_pearson_interval,
     newcombe_difference,
@@ -44,6 +45,7 @@ from evalharness.stats.table import per_task_table, score_table
 from evalharness.stats.variance import VarianceDecomposition, mixed_components, variance_components
 
 __all__ = [
+    "FLAG_NAMES",
     "CostSummary",
     "DriftBaseline",
     "DriftReport",
@@ -72,6 +74,7 @@ __all__ = [
     "daily_counts",
     "detect_drift",
     "evalue_pvalues",
+    "flag_counts",
     "fleiss",
     "freeze_baseline",
     "grader_human_gap",
@@ -96,6 +99,7 @@ __all__ = [
     "score_table",
     "signflip_pvalue",
     "t_interval",
+    "trial_flags",
     "tasks_needed",
     "variance_components",
     "wilson_interval",
