@@ -51,7 +51,7 @@ def make_trials(configs: int = 10, tasks: int = 1000, seeds: int = 10, seed: int
         "infra": rng.random(c.size) < 0.002, "cost_usd": cost, "input_tokens": tokens_in,
         "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out, "duration_s": rng.gamma(3, 60, c.size),
         "started_at": pd.Timestamp("2025-06-01"), "repo": np.char.add("repo-", (t % 40).astype(str)),
-        "flags": [[]] * c.size,
+        "flags": [()] * c.size,
     })
     return df[TRIAL_COLUMNS]
 

@@ -111,6 +111,7 @@ def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)
         click.echo(f"wrote {output}")
+        _warn_flags(report)
     else:
         click.echo(text)
 
@@ -135,6 +136,13 @@ def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, 
     html = report_dir / f"{run_ids[0]}.html"
     html.write_text(render(report, "html"))
     click.echo(f"HTML report: {html}")
+    _warn_flags(report)
+
+
+def _warn_flags(report: dict) -> None:
+    """Tampered trials, last on the console (stderr) whatever the format or output file."""
+    for line in report["flag_warnings"]:
+        click.echo(f"warning: {line}", err=True)
 
 
 def _frame(run_ids, runs_dir, db):

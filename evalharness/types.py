@@ -266,4 +266,4 @@ TRIAL_COLUMNS = [
 ]
 """Columns of the tidy trials DataFrame the statistics layer consumes (one row per trial).
 
-``flags`` holds a list of Flag values per trial (an absent column means no trial is flagged)."""
+``flags`` holds a tuple (or list) of Flag values per trial (an absent column means no trial is flagged)."""

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from evalharness.errors import UserError
+from evalharness.report.flags import counts_text, flag_summary
 from evalharness.stats import compare, plan_table
 
 
@@ -52,9 +53,22 @@ def comparison_rows(df: pd.DataFrame, a: str | None, b: str | None, level: float
              ["cost per resolved A", _num(c.cost_per_resolved_a, "${:.4f}")],
              ["cost per resolved B", _num(c.cost_per_resolved_b, "${:.4f}")],
              ["infrastructure failures A / B", f"{c.n_infra_a} / {c.n_infra_b}"]]
+    rows += _flag_rows({"A": side_a, "B": side_b})
     if c.note:
         rows.append(["note", c.note])
     return rows
+
+
+def _flag_rows(sides: dict[str, pd.DataFrame]) -> list[list[str]]:
+    """Flag counts of each side ('none' when it has none) and a warning row per side with tampered trials."""
+    rows, warnings = [], []
+    for name, side in sides.items():
+        for config, entry in flag_summary(side).items():
+            rows.append([f"flags {name}", counts_text(entry["counts"])])
+            if entry["counts"].get("tampered"):
+                warnings.append(["WARNING", f"{name} ({config}): {entry['counts']['tampered']} of {entry['n_trials']} "
+                                 "trials tampered: counted as not resolved; `evalharness report` lists them"])
+    return rows + warnings
 
 
 def plan_rows(df: pd.DataFrame, a: str | None, b: str | None, delta: float) -> tuple[list[list[str]], str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalharness.report.flags import flag_summary, flag_warnings, flagged_trials
 from evalharness.stats import compare_all, per_task_table, score_table
 
 SCORE_FIELDS = ["config", "n_tasks", "n_trials", "n_infra", "resolve_rate", "ci_low", "ci_high", "se",
@@ -23,7 +24,8 @@ def _clean(value: Any) -> Any:
 
 def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float = 0.95) -> dict[str, Any]:
     """The report's content: per configuration the resolve rate with a task-clustered interval,
-    per-task solve counts, outcome counts (infrastructure failures apart), and run metadata."""
+    per-task solve counts, outcome counts (infrastructure failures apart), flag counts (all of them, zeros
+    too) with the flagged trials and a warning per configuration with tampered trials, and run metadata."""
     table = score_table(df, by=("harness", "model"), level=level)
     scores = [{k: _clean(row[k]) for k in SCORE_FIELDS if k in row} for _, row in table.iterrows()]
     per_task = per_task_table(df)
@@ -33,7 +35,7 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
     if df["config"].nunique() > 1:
         cmp = compare_all(df, adjust="holm", level=level)
         comparisons = [{k: _clean(v) for k, v in row.items()} for row in cmp.to_dict(orient="records")]
-    return {
+    report = {
         "comparisons": comparisons,
         "runs": [{k: str(v) for k, v in r.items() if k in ("run_id", "created_at", "status", "pack")} for r in runs],
         "level": level,
@@ -44,4 +46,8 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
         "outcomes": {cfg: {k: int(v) for k, v in row.items() if v} for cfg, row in outcomes.iterrows()},
         "n_trials": int(len(df)),
         "n_infra": int(df["infra"].sum()) if len(df) else 0,
+        "flags": flag_summary(df),
+        "flagged_trials": flagged_trials(df),
     }
+    report["flag_warnings"] = flag_warnings(report)
+    return report

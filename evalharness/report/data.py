@@ -9,7 +9,7 @@ from evalharness.types import TRIAL_COLUMNS
 
 
 def trials_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
-    """One row per trial of the given runs, columns ``TRIAL_COLUMNS`` (``flags``: a list per trial) plus
+    """One row per trial of the given runs, columns ``TRIAL_COLUMNS`` (``flags``: a sorted tuple per trial) plus
     ``reason``, ``attempts``, ``detail`` (the trial folder under the runs folder) and the rest of the row."""
     for run_id in run_ids:
         store.get_run(run_id)  # a clear error for an unknown id
@@ -23,5 +23,6 @@ def trials_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
     frame["cost_usd"] = pd.to_numeric(frame["cost_usd"], errors="coerce")
     frame["resolved"] = frame["resolved"].astype(bool)
     frame["infra"] = frame["infra"].astype(bool)
+    frame["flags"] = [tuple(sorted(f or ())) for f in frame["flags"]]  # hashable: the frame can be deduplicated
     extra = [c for c in frame.columns if c not in TRIAL_COLUMNS]
     return frame[TRIAL_COLUMNS + extra]

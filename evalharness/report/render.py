@@ -9,7 +9,11 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader
 
+from evalharness.report.flags import flagged_rows, flags_cell
+
 FORMATS = ("table", "json", "md", "html")
+FLAGS_NOTE = ("Flags: evidence a trial carries (tampered, touched_tests, touched_config, ...); "
+              "the JSON report has every count.")
 
 
 def _pct(x: Any) -> str:
@@ -23,12 +27,13 @@ def _money(x: Any) -> str:
 def score_rows(report: dict[str, Any]) -> list[list[str]]:
     level = int(round(report["level"] * 100))
     rows = [["configuration", "tasks", "trials", "infra", "resolve rate", f"{level}% interval", "cost/trial",
-             "cost/resolved", "tokens/trial"]]
+             "cost/resolved", "tokens/trial", "flags"]]
     for s in report["scores"]:
         rows.append([s["config"], str(s["n_tasks"]), str(s["n_trials"]), str(s["n_infra"]), _pct(s["resolve_rate"]),
                      f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] ({s.get('interval') or '-'})",
                      _money(s.get("mean_cost_usd")), _money(s.get("cost_per_resolved")),
-                     "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}"])
+                     "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}",
+                     flags_cell(report, s["config"])])
     return rows
 
 
@@ -63,11 +68,14 @@ def render_markdown(report: dict[str, Any]) -> str:
              f"infrastructure failures (left out of rates): {report['n_infra']}.\n",
              "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
              "".join(f"\n- {line}" for line in score_notes(report)),
-             "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level).\n",
+             "".join(f"\n> **warning**, {line}" for line in report["flag_warnings"]),
+             "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level). "
+             f"{FLAGS_NOTE}\n",
              *(["## Paired comparisons (Holm-adjusted)\n", markdown_table(comparison_rows(report)), ""]
                if report["comparisons"] else []),
              "## Solved seeds per task\n", markdown_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
-             "\n## Outcomes\n", markdown_table(_outcome_rows(report))]
+             "\n## Outcomes\n", markdown_table(_outcome_rows(report)),
+             *(["\n## Flagged trials\n", markdown_table(flagged_rows(report))] if report["flagged_trials"] else [])]
     return "\n".join(parts) + "\n"
 
 
@@ -99,9 +107,12 @@ def render_text(report: dict[str, Any]) -> str:
     parts = [text_table(score_rows(report), f"Resolve rate per configuration ({report['n_trials']} trials, "
                                            f"{report['n_infra']} infrastructure failures left out)")]
     parts += [f"  note, {line}\n" for line in score_notes(report)]
+    parts += [f"  WARNING, {line}\n" for line in report["flag_warnings"]]
     if report["comparisons"]:
         parts.append(text_table(comparison_rows(report), "Paired comparisons against the reference (Holm-adjusted)"))
     parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
+    if report["flagged_trials"]:
+        parts.append(text_table(flagged_rows(report), "Flagged trials (open one with: evalharness show TRIAL)"))
     return "".join(parts)
 
 
@@ -153,4 +164,6 @@ def render_html(report: dict[str, Any]) -> str:
     return env.get_template("report.html.j2").render(
         report=report, score_head=head, score_body=body, plot=base64.b64encode(png).decode() if png else None,
         task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report),
-        comparison=comparison_rows(report) if report["comparisons"] else None, notes=score_notes(report))
+        comparison=comparison_rows(report) if report["comparisons"] else None, notes=score_notes(report),
+        warnings=report["flag_warnings"], flags_note=FLAGS_NOTE,
+        flagged=flagged_rows(report) if report["flagged_trials"] else None)

@@ -27,7 +27,7 @@ def trials_from_counts(counts, seeds: int, *, model: str = "m", harness: str = "
         "resolved": resolved, "infra": False, "cost_usd": np.full(n, cost, dtype=float),
         "input_tokens": 1000, "output_tokens": 200, "total_tokens": 1200, "duration_s": 60.0,
         "started_at": pd.Timestamp(start), "repo": [f"repo-{i % 5}" for i in t] if repo is None else repo,
-        "flags": [[] for _ in range(n)],
+        "flags": [()] * n,
     })
     return df[TRIAL_COLUMNS]
 
