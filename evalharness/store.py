@@ -1,8 +1,9 @@
 """Results store: SQLAlchemy Core over SQLite (default) or any database URL (PostgreSQL).
 
 Each trial is written once, in one transaction, after its run folder is complete. A trial
-whose stored outcome is an infrastructure failure may be replaced by a retry (on resume);
-nothing else is ever overwritten.
+whose stored outcome is an infrastructure failure or a task error may be replaced by a retry
+(on resume); nothing else is ever overwritten. A run records its runner's host, pid and
+heartbeat, so a killed runner's run can be told from a live one (evalharness.liveness).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from evalharness.errors import UserError
 
 metadata = sa.MetaData()
+TASK_ERROR = "task_error"  # evalharness.types.Outcome.TASK_ERROR: replaced by a retry like infrastructure failures
 
 
 class FlagList(sa.types.TypeDecorator):
@@ -43,6 +45,9 @@ runs = sa.Table(
     sa.Column("evalharness_version", sa.String(40), nullable=False),
     sa.Column("git_commit", sa.String(64), nullable=True),
     sa.Column("config", sa.Text, nullable=False),
+    sa.Column("runner_host", sa.String(255), nullable=True),
+    sa.Column("runner_pid", sa.Integer, nullable=True),
+    sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True),
 )
 
 trials = sa.Table(
@@ -76,6 +81,9 @@ schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.In
 
 MIGRATIONS: list[str] = [
     "ALTER TABLE trials ADD COLUMN flags TEXT NOT NULL DEFAULT '[]'",  # 2: trial flags (issue 7)
+    "ALTER TABLE runs ADD COLUMN runner_host VARCHAR(255)",  # 3-5: who runs the run, for stale runs (liveness.py)
+    "ALTER TABLE runs ADD COLUMN runner_pid INTEGER",
+    "ALTER TABLE runs ADD COLUMN heartbeat_at TIMESTAMP WITH TIME ZONE",
 ]
 """SQL statements applied in order after version 1; the index + 2 is the version they bring."""
 
@@ -123,6 +131,16 @@ class Store:
         with self._lock, self.engine.begin() as conn:
             conn.execute(runs.update().where(runs.c.run_id == run_id).values(status=status))
 
+    def set_runner(self, run_id: str, *, host: str, pid: int) -> None:
+        """The run is running now, by process ``pid`` on ``host``; its heartbeat starts."""
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(runs.update().where(runs.c.run_id == run_id).values(
+                status="running", runner_host=host, runner_pid=pid, heartbeat_at=_now()))
+
+    def heartbeat(self, run_id: str) -> None:
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(runs.update().where(runs.c.run_id == run_id).values(heartbeat_at=_now()))
+
     def get_run(self, run_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(runs).where(runs.c.run_id == run_id)).mappings().first()
@@ -134,28 +152,29 @@ class Store:
         counts = (sa.select(trials.c.run_id, sa.func.count().label("trials"),
                             sa.func.sum(sa.cast(trials.c.resolved, sa.Integer)).label("resolved"))
                   .group_by(trials.c.run_id).subquery())
-        query = (sa.select(runs.c.run_id, runs.c.created_at, runs.c.status, runs.c.pack, counts.c.trials,
-                           counts.c.resolved)
+        query = (sa.select(runs.c.run_id, runs.c.created_at, runs.c.status, runs.c.pack, runs.c.runner_host,
+                           runs.c.runner_pid, runs.c.heartbeat_at, counts.c.trials, counts.c.resolved)
                  .select_from(runs.outerjoin(counts, runs.c.run_id == counts.c.run_id))
                  .order_by(runs.c.created_at))
         with self.engine.connect() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
 
     def record_trial(self, row: dict[str, Any]) -> None:
-        """Insert one trial; replaces only a stored infrastructure failure of the same trial."""
+        """Insert one trial; replaces only a stored infrastructure failure or task error of the same trial."""
         with self._lock, self.engine.begin() as conn:
             key = (trials.c.run_id == row["run_id"]) & (trials.c.trial_id == row["trial_id"])
-            existing = conn.execute(sa.select(trials.c.infra).where(key)).first()
+            existing = conn.execute(sa.select(trials.c.infra, trials.c.outcome).where(key)).first()
             if existing is not None:
-                if not existing.infra:
+                if not (existing.infra or existing.outcome == TASK_ERROR):
                     raise RuntimeError(f"trial {row['trial_id']} of run {row['run_id']} is already recorded")
                 conn.execute(trials.delete().where(key))
             conn.execute(trials.insert().values(**row))
 
     def done_trials(self, run_id: str) -> set[str]:
-        """Trials with a final (non-infrastructure) result."""
+        """Trials with a final result: not an infrastructure failure, not a task error (a resume retries those)."""
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(trials.c.trial_id).where((trials.c.run_id == run_id) & ~trials.c.infra))
+            final = (trials.c.run_id == run_id) & ~trials.c.infra & (trials.c.outcome != TASK_ERROR)
+            rows = conn.execute(sa.select(trials.c.trial_id).where(final))
             return {r.trial_id for r in rows}
 
     def trial_rows(self, run_ids: list[str]) -> list[dict[str, Any]]:
