@@ -213,10 +213,13 @@ def grade_cmd(run_id, log_parser, runs_dir) -> None:
     from evalharness.regrade import regrade_run
 
     results = regrade_run(runs_dir / run_id, log_parser=log_parser)
-    changed = [r for r in results if r.stored != r.now]
+    changed = [r for r in results if r.changed]
     for r in changed:
-        click.echo(f"{r.trial}: {r.stored} -> {r.now} ({r.reason})")
-    click.echo(f"re-graded {len(results)} trial(s): {len(results) - len(changed)} unchanged, {len(changed)} changed")
+        flags = f"; flags {list(r.flags)} -> {list(r.flags_now)}" if r.flags != r.flags_now else ""
+        click.echo(f"{r.trial}: {r.stored} -> {r.now} ({r.reason}){flags}")
+    flagged = sum(bool(r.flags_now) for r in results)
+    click.echo(f"re-graded {len(results)} trial(s): {len(results) - len(changed)} unchanged, {len(changed)} changed"
+               + (f"; {flagged} flagged (flags kept: `evalharness report` counts them)" if flagged else ""))
     if changed:
         sys.exit(1)
 

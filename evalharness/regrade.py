@@ -2,7 +2,8 @@
 
 Every trial folder keeps the test command's output, its JUnit XML and the exit code, so the
 decision (parsing + resolution) can be made again, e.g. after a parser fix, and compared with
-what was stored.
+what was stored. Flags come from the patch and the grading sandbox, which a re-grade does not
+repeat, so they are kept; a re-graded outcome that is itself a flag (``tampered``, ...) adds it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from evalharness.errors import UserError
 from evalharness.grading.grade import decide
 from evalharness.packs import Pack, load_pack
-from evalharness.types import Outcome
+from evalharness.types import OUTCOME_FLAGS, Outcome
 
 REGRADABLE = {o.value for o in (Outcome.RESOLVED, Outcome.UNRESOLVED, Outcome.NO_PATCH, Outcome.TEST_RUN_ERROR)}
 
@@ -25,6 +26,20 @@ class Regrade:
     stored: str
     now: str
     reason: str
+    flags: tuple[str, ...] = ()
+    """Flags stored in result.json."""
+    flags_now: tuple[str, ...] = ()
+    """Flags after re-grading: the stored ones, plus the new outcome where it is a flag."""
+
+    @property
+    def changed(self) -> bool:
+        return self.stored != self.now or self.flags != self.flags_now
+
+
+def regraded_flags(stored: list[str] | tuple[str, ...], outcome: Outcome) -> tuple[str, ...]:
+    """Flags a trial keeps after a re-grade: none is dropped (their evidence is not re-examined), and an
+    outcome that is itself a flag is added, so a report counts it whichever way it looks."""
+    return tuple(sorted(set(stored) | ({outcome.value} & OUTCOME_FLAGS)))
 
 
 def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade]:
@@ -46,7 +61,9 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
             pack.task(result["task_id"]), parser, exit_code=grade["test_exit_code"],
             log=(folder / "test_output.txt").read_text(), junit_xml=junit.read_text() if junit.exists() else None,
             patch_applied=grade["patch_applied"])
-        results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason))
+        flags = tuple(sorted(result.get("flags") or ()))
+        results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason,
+                               flags, regraded_flags(flags, outcome)))
     return results
 
 

@@ -195,6 +195,10 @@ class Flag(str, Enum):
     OUTCOME_CHOSEN_BY_CODE = "outcome_chosen_by_code"  # a required test was skipped/xfailed from code under test
 
 
+OUTCOME_FLAGS = frozenset({Flag.TAMPERED.value, Flag.PATCH_REJECTED.value, Flag.PATCH_TOO_LARGE.value})
+"""Outcomes that are flags by themselves: a trial with such an outcome counts under that flag."""
+
+
 NO_MODEL = "none"
 """Model label of harnesses that call no model (oracle, null)."""
 

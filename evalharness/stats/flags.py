@@ -13,13 +13,10 @@ from typing import Any
 import pandas as pd
 
 from evalharness.stats._frame import config_labels, infra_mask
-from evalharness.types import Flag
+from evalharness.types import OUTCOME_FLAGS, Flag
 
 FLAG_NAMES = [f.value for f in Flag]
 """Every known flag, in the order reports show them."""
-
-OUTCOME_FLAGS = frozenset({Flag.TAMPERED.value, Flag.PATCH_REJECTED.value, Flag.PATCH_TOO_LARGE.value})
-"""Outcomes that are flags by themselves: a trial with such an outcome counts under that flag."""
 
 
 def _as_set(value: Any) -> frozenset[str]:
