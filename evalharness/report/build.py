@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from evalharness.report.flags import flag_summary, flag_warnings, flagged_trials
+from evalharness.report.task_errors import task_errors
 from evalharness.stats import compare_all, per_task_table, score_table
 
 SCORE_FIELDS = ["config", "n_tasks", "n_trials", "n_infra", "resolve_rate", "ci_low", "ci_high", "se",
@@ -24,7 +25,7 @@ def _clean(value: Any) -> Any:
 
 def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float = 0.95) -> dict[str, Any]:
     """The report's content: per configuration the resolve rate with a task-clustered interval,
-    per-task solve counts, outcome counts (infrastructure failures apart), flag counts (all of them, zeros
+    per-task solve counts, outcome counts (infrastructure failures apart), broken tasks with their reason, flag counts (all of them, zeros
     too) with the flagged trials and a warning per configuration with tampered trials, and run metadata."""
     table = score_table(df, by=("harness", "model"), level=level)
     scores = [{k: _clean(row[k]) for k in SCORE_FIELDS if k in row} for _, row in table.iterrows()]
@@ -46,6 +47,7 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
         "outcomes": {cfg: {k: int(v) for k, v in row.items() if v} for cfg, row in outcomes.iterrows()},
         "n_trials": int(len(df)),
         "n_infra": int(df["infra"].sum()) if len(df) else 0,
+        "task_errors": task_errors(df),
         "flags": flag_summary(df),
         "flagged_trials": flagged_trials(df),
     }

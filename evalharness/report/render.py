@@ -10,6 +10,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader
 
 from evalharness.report.flags import flagged_rows, flags_cell
+from evalharness.report.task_errors import task_error_rows
 
 FORMATS = ("table", "json", "md", "html")
 FLAGS_NOTE = ("Flags: evidence a trial carries (tampered, touched_tests, touched_config, ...); "
@@ -69,6 +70,8 @@ def render_markdown(report: dict[str, Any]) -> str:
              "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
              "".join(f"\n- {line}" for line in score_notes(report)),
              "".join(f"\n> **warning**, {line}" for line in report["flag_warnings"]),
+             *([f"\n## Task errors (broken tasks, left out of the rates)\n\n{markdown_table(task_error_rows(report))}"]
+               if report.get("task_errors") else []),
              "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level). "
              f"{FLAGS_NOTE}\n",
              *(["## Paired comparisons (Holm-adjusted)\n", markdown_table(comparison_rows(report)), ""]
@@ -108,6 +111,8 @@ def render_text(report: dict[str, Any]) -> str:
                                            f"{report['n_infra']} infrastructure failures left out)")]
     parts += [f"  note, {line}\n" for line in score_notes(report)]
     parts += [f"  WARNING, {line}\n" for line in report["flag_warnings"]]
+    if report.get("task_errors"):
+        parts.append(text_table(task_error_rows(report), "Task errors: broken tasks, left out of the rates (fix the pack)"))
     if report["comparisons"]:
         parts.append(text_table(comparison_rows(report), "Paired comparisons against the reference (Holm-adjusted)"))
     parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
@@ -166,4 +171,5 @@ def render_html(report: dict[str, Any]) -> str:
         task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report),
         comparison=comparison_rows(report) if report["comparisons"] else None, notes=score_notes(report),
         warnings=report["flag_warnings"], flags_note=FLAGS_NOTE,
-        flagged=flagged_rows(report) if report["flagged_trials"] else None)
+        flagged=flagged_rows(report) if report["flagged_trials"] else None,
+        task_errors=task_error_rows(report) if report.get("task_errors") else None)

@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 
 from evalharness.errors import UserError
+from evalharness.types import Outcome
 
 _Y = "_y"  # outcome as float (1.0 resolved), after infrastructure handling
+TASK_ERROR = Outcome.TASK_ERROR.value
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -35,6 +37,13 @@ def infra_mask(df: pd.DataFrame) -> pd.Series:
     return df["infra"].fillna(False).astype(bool)
 
 
+def task_error_mask(df: pd.DataFrame) -> pd.Series:
+    """True where the task itself was broken (outcome ``task_error``): neither the agent's result nor infrastructure."""
+    if "outcome" not in df.columns:
+        return pd.Series(False, index=df.index)
+    return df["outcome"].astype(str).eq(TASK_ERROR)
+
+
 def usable_trials(
     df: pd.DataFrame, *, infra_as_failure: bool = False, value: str = "resolved"
 ) -> tuple[pd.DataFrame, int]:
@@ -42,8 +51,11 @@ def usable_trials(
 
     Infrastructure failures are left out of rates by default; ``infra_as_failure=True`` counts
     them as unresolved instead. Either way the count is returned so reports can show it.
+    Task errors (a broken task, outcome ``task_error``) are always left out: they say nothing
+    about the agent; reports name them apart.
     """
     require_columns(df, ["task_id", value], "statistics")
+    df = df.loc[~task_error_mask(df)]
     infra = infra_mask(df)
     out = df.copy() if infra_as_failure else df.loc[~infra].copy()
     y = out[value].astype(float)
