@@ -77,14 +77,43 @@ def test_store_round_trip_on_postgres(postgres_url):
     assert [(r["trials"], r["resolved"]) for r in store.list_runs()] == [(2, 1)]
 
 
-def test_flags_round_trip_and_migration_on_postgres(postgres_url):
+def test_a_version_1_database_upgrades_on_postgres(postgres_url):
+    """The schema as version 1 wrote it, in a database of its own; opening it applies every migration."""
     import sqlalchemy as sa
 
-    store = Store(postgres_url)
-    store.create_run("pg2", pack="p", pack_hash="0" * 64, version="t", git_commit=None, config={})
-    with store.engine.begin() as conn:  # back to the schema before flags: version 1, no column
-        conn.execute(sa.text("ALTER TABLE trials DROP COLUMN flags"))
-        conn.execute(sa.text("UPDATE schema_version SET version = 1"))
-    upgraded = Store(postgres_url)
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text("CREATE DATABASE old1"))
+    admin.dispose()
+    old_url = postgres_url.rsplit("/", 1)[0] + "/old1"
+    old = sa.create_engine(old_url)
+    with old.begin() as conn:
+        for statement in V1_SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(sa.text(statement))
+    old.dispose()
+    upgraded = Store(old_url)
     upgraded.record_trial({**_row("c", "tampered", False), "run_id": "pg2", "flags": ["touched_tests", "tampered"]})
-    assert [r["flags"] for r in upgraded.trial_rows(["pg1", "pg2"])] == [[], [], ["tampered", "touched_tests"]]
+    assert [(r["trial_id"], r["flags"]) for r in Store(old_url).trial_rows(["pg2"])] == [
+        ("b", []), ("c", ["tampered", "touched_tests"])]
+    upgraded.engine.dispose()
+
+
+V1_SCHEMA = """
+CREATE TABLE runs (run_id VARCHAR(80) PRIMARY KEY, created_at TIMESTAMP WITH TIME ZONE NOT NULL,
+    status VARCHAR(20) NOT NULL, pack VARCHAR(200) NOT NULL, pack_hash VARCHAR(64) NOT NULL,
+    evalharness_version VARCHAR(40) NOT NULL, git_commit VARCHAR(64), config TEXT NOT NULL);
+CREATE TABLE trials (run_id VARCHAR(80) NOT NULL REFERENCES runs (run_id), trial_id VARCHAR(400) NOT NULL,
+    pack VARCHAR(200) NOT NULL, task_id VARCHAR(200) NOT NULL, harness VARCHAR(200) NOT NULL,
+    model VARCHAR(200) NOT NULL, seed INTEGER NOT NULL, outcome VARCHAR(40) NOT NULL, resolved BOOLEAN NOT NULL,
+    infra BOOLEAN NOT NULL, reason TEXT NOT NULL, attempts INTEGER NOT NULL, cost_usd DOUBLE PRECISION,
+    input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL,
+    calls INTEGER NOT NULL, duration_s DOUBLE PRECISION NOT NULL, started_at TIMESTAMP WITH TIME ZONE NOT NULL,
+    finished_at TIMESTAMP WITH TIME ZONE NOT NULL, repo VARCHAR(200) NOT NULL, detail TEXT NOT NULL,
+    PRIMARY KEY (run_id, trial_id));
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+INSERT INTO runs VALUES ('pg2', now(), 'completed', 'p', '0000', '0.1.0', NULL, '{}');
+INSERT INTO trials VALUES ('pg2', 'b', 'p', 't', 'h', 'm', 0, 'resolved', true, false, '', 1, NULL,
+    0, 0, 0, 0, 1.0, now(), now(), '', '')
+"""
