@@ -73,7 +73,8 @@ def test_json_has_every_count_per_configuration(runs_dir):
 def test_markdown_shows_a_flags_column_the_warning_and_the_trials(runs_dir):
     md = _invoke("report", "both", "--format", "md", "--runs-dir", str(runs_dir))
     assert "| tokens/trial | flags |" in md
-    rows = {line.split(" | ")[0]: line for line in md.splitlines() if line.startswith(("| a/m", "| b/m")) and "%" in line}
+    rows = {line.split(" | ")[0]: line for line in md.splitlines()
+            if line.startswith(("| a/m", "| b/m")) and "%" in line}  # the score table's rows
     assert rows["| a/m"].endswith(f"| {CELL_A} |") and rows["| b/m"].endswith("| none |")
     assert f"> **warning**, {WARNING}" in md
     assert "## Flagged trials" in md and "| both/toy/t0/a/m/seed-1 | a/m | tampered | tampered, touched_tests |" in md
