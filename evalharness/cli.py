@@ -66,6 +66,15 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
     evalharness run -p tasks/quickstart -H oracle -H null --seeds 3 -j 2
     evalharness run -p tasks/quickstart -H minimal -H mini-swe-agent -m openai/gpt-4o-mini --api-key-env OPENAI_API_KEY
     evalharness run --resume 20261130-101500-ab12
+
+    \b
+    Exit codes (run and run --resume):
+      0    every trial recorded, no task error, no infrastructure failure
+      1    a user error (bad pack, option or configuration), or task errors: broken
+           tasks (image cannot be built, gold patch does not apply), named at the end
+      2    the command line itself is malformed (click's usage error)
+      3    infrastructure failures remained (resume to retry them)
+      130  interrupted (Ctrl-C, SIGTERM); resume with --resume RUN_ID
     """
     from evalharness.console import run_with_progress
     from evalharness.runner import RunConfig
@@ -84,6 +93,23 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
             budget=Budget(max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens, max_wall_s=max_wall))
     summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
+    _exit_for(summary)
+
+
+def _exit_for(summary) -> None:
+    """Name the broken tasks and remaining infrastructure failures on stderr, then exit with the run's code."""
+    broken: dict[str, list[str]] = {}
+    for trial_id, reason in summary.task_errors:
+        broken.setdefault("/".join(trial_id.split("/")[:2]) + f": {reason}", []).append(trial_id)
+    for line, trial_ids in sorted(broken.items()):
+        click.echo(f"task error: {line} ({len(trial_ids)} trial{'s' if len(trial_ids) != 1 else ''})", err=True)
+    if summary.task_errors:
+        click.echo(f"error: {len(summary.task_errors)} trial(s) of run {summary.run_id} are task errors (broken tasks, "
+                   "left out of the rates)\n  fix the pack, then run again", err=True)
+    if summary.infra_remaining:
+        click.echo(f"error: {summary.infra_remaining} trial(s) of run {summary.run_id} ended in infrastructure "
+                   f"failures\n  retry them with: evalharness run --resume {summary.run_id}", err=True)
+    sys.exit(summary.exit_code)
 
 
 @cli.command("report")
@@ -228,9 +254,11 @@ def grade_cmd(run_id, log_parser, runs_dir) -> None:
 @RUNS_DIR
 @DB
 def runs_cmd(runs_dir, db) -> None:
-    """List stored runs."""
+    """List stored runs; a run whose runner died (SIGKILL, power loss) shows as interrupted."""
+    from evalharness.liveness import run_status
+
     for r in _store(runs_dir, db).list_runs():
-        click.echo(f"{r['run_id']}  {r['status']:<11} {r['pack']:<20} trials={r['trials'] or 0} "
+        click.echo(f"{r['run_id']}  {run_status(r):<11} {r['pack']:<20} trials={r['trials'] or 0} "
                    f"resolved={r['resolved'] or 0}")
 
 
@@ -279,26 +307,73 @@ def bootstrap_cmd(base, method, mirror, rebuild) -> None:
 @click.option("--pack", "-p", required=True, type=click.Path(), help="Task pack folder or manifest.")
 @CA_BUNDLE
 def build_cmd(pack, ca_bundle) -> None:
-    """Build (or find) the environment and task images of a pack."""
+    """Build (or find) the environment and task images of a pack.
+
+    A task whose image cannot be built is named with the reason on one line; the others are still
+    built. Exit 1 when a task or the pack is broken, 3 when the engine or the network failed.
+    """
+    from evalharness.errors import ImageBuildError, TaskError
     from evalharness.packs import load_pack
     from evalharness.sandbox.engine import docker_client
     from evalharness.sandbox.images import ImageBuilder
 
     loaded = load_pack(pack)
     builder = ImageBuilder(docker_client(), ca_bundle=ca_bundle, log=click.echo)
+    failed: dict[tuple[str, bool], list[str]] = {}
     for task in loaded.tasks:
-        click.echo(f"{task.instance_id}: {builder.task_image(loaded, task)}")
+        for attempt in range(2):  # a failure that repeats the same way is the recipe's (build_failures.py)
+            try:
+                click.echo(f"{task.instance_id}: {builder.task_image(loaded, task)}")
+                break
+            except TaskError as e:
+                failed.setdefault((e.message, True), []).append(task.instance_id)
+                break
+            except ImageBuildError as e:
+                if attempt == 1:
+                    failed.setdefault((f"image build failed (engine or network): {e.reason}", False),
+                                      []).append(task.instance_id)
     click.echo(f"built {len(builder.built)} image(s)")
+    for (message, _), task_ids in failed.items():
+        click.echo(f"error: task {', '.join(task_ids)}: {message}", err=True)
+    if failed:
+        sys.exit(1 if any(is_task for _, is_task in failed) else 3)
 
 
 @sandbox_cmd.command("gc")
-@click.option("--run-id", default=None, help="Only this run's containers.")
-def gc_cmd(run_id) -> None:
-    """Remove leftover evalharness containers (labelled evalharness.run_id)."""
-    from evalharness.sandbox.docker import remove_labelled
-    from evalharness.sandbox.engine import docker_client
+@click.option("--run-id", default=None, help="Only this run's containers (whatever its state).")
+@click.option("--all", "everything", is_flag=True, help="Every evalharness container, live runs' too.")
+@RUNS_DIR
+@DB
+def gc_cmd(run_id, everything, runs_dir, db) -> None:
+    """Remove leftover containers (labelled evalharness.run_id) of runs whose runner is gone.
 
-    click.echo(f"removed {remove_labelled(docker_client(), run_id)} container(s)")
+    By default: containers of runs in the store that are not running, or whose runner died
+    (killed, host rebooted). Containers of live runs and of runs the store does not know are kept.
+
+    \b
+    evalharness sandbox gc
+    evalharness sandbox gc --run-id 20261130-101500-ab12
+    evalharness sandbox gc --all
+    """
+    from evalharness.liveness import collectable_runs
+    from evalharness.sandbox.docker import remove_labelled
+    from evalharness.sandbox.engine import LABEL_RUN, docker_client
+
+    client = docker_client()
+    if run_id or everything:
+        click.echo(f"removed {remove_labelled(client, run_id)} container(s)")
+        return
+    labelled = {c["Labels"].get(LABEL_RUN, "") for c in client.api.containers(all=True, filters={"label": LABEL_RUN})}
+    stored = {}
+    if db is not None or (runs_dir / "evalharness.db").exists():
+        store = _store(runs_dir, db)
+        stored = {r["run_id"]: r for r in store.list_runs() if r["run_id"] in labelled}
+    collect, live, unknown = collectable_runs(labelled, stored)
+    removed = sum(remove_labelled(client, r) for r in sorted(collect))
+    click.echo(f"removed {removed} container(s) of {len(collect)} run(s) whose runner is gone")
+    if live or unknown:
+        click.echo(f"kept the containers of {len(live)} live run(s) and {len(unknown)} run(s) not in this store "
+                   "(--all removes them too)")
 
 
 @cli.group("packs")

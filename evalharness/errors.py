@@ -31,6 +31,17 @@ class TaskPackError(UserError):
     """A task pack is malformed: names the file, the line or task, the field and the problem."""
 
 
+class TaskError(UserError):
+    """A task or its pack is broken: its image recipe fails for a reason of the recipe (a wrong sdist
+    sha256, a ``defect_patch`` that does not apply, a bad git ref or URL, a missing source folder),
+    or its gold ``patch`` / ``test_patch`` does not apply. Never retried; a run records the task's
+    trials as ``task_error`` with ``reason`` (one line), names them at the end and exits 1."""
+
+    def __init__(self, message: str, hint: str | None = None, *, reason: str | None = None):
+        super().__init__(message, hint)
+        self.reason = reason or message
+
+
 class ConfigError(UserError):
     """A configuration value is wrong or missing."""
 
@@ -44,11 +55,17 @@ class SandboxError(EvalHarnessError):
 
 
 class ImageBuildError(SandboxError):
-    """An image could not be built; carries the tail of the build log."""
+    """An image could not be built; carries the tail of the build log and its diagnosis.
 
-    def __init__(self, message: str, log_tail: str = ""):
+    ``reason`` is one line (e.g. "sha256 mismatch for x.tar.gz: expected ..., got ..."); ``kind`` is
+    "task", "transient" or "unknown" (evalharness.sandbox.build_failures decides).
+    """
+
+    def __init__(self, message: str, log_tail: str = "", *, reason: str = "", kind: str = "unknown"):
         super().__init__(message if not log_tail else f"{message}\n--- build log (tail) ---\n{log_tail}")
         self.log_tail = log_tail
+        self.reason = reason or message.splitlines()[0]
+        self.kind = kind
 
 
 class HarnessError(EvalHarnessError):

@@ -60,3 +60,12 @@ def run_status(row: dict, *, now: datetime | None = None, here: str | None = Non
     live = runner_alive(row.get("runner_host"), row.get("runner_pid"), row.get("heartbeat_at"),
                         now=now or datetime.now(timezone.utc), here=here or this_host(), alive=alive)
     return "running" if live else "interrupted"
+
+
+def collectable_runs(labelled: set[str], stored: dict[str, dict], *, now: datetime | None = None,
+                     here: str | None = None, alive: Callable[[int], bool] = pid_alive
+                     ) -> tuple[set[str], set[str], set[str]]:
+    """Split the run ids found on containers into (runner gone: collect, live: keep, not in the store: keep)."""
+    unknown = {r for r in labelled if r not in stored}
+    live = {r for r in labelled - unknown if run_status(stored[r], now=now, here=here, alive=alive) == "running"}
+    return labelled - unknown - live, live, unknown

@@ -8,6 +8,7 @@ A SIGKILL at any moment loses only the trials in flight; Ctrl-C removes every co
 from __future__ import annotations
 
 import json
+import os
 import platform
 import secrets
 import shutil
@@ -16,6 +17,7 @@ import threading
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -23,8 +25,9 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalharness.errors import ConfigError, ImageBuildError, SandboxError, UserError
+from evalharness.errors import ConfigError, ImageBuildError, SandboxError, TaskError, UserError
 from evalharness.harness.registry import load_harness
+from evalharness.liveness import HEARTBEAT_S, run_status, this_host
 from evalharness.packs import Pack, load_pack
 from evalharness.rundir import git_revision, trial_dir, write_json, write_trial
 from evalharness.sandbox.base import Limits
@@ -32,10 +35,16 @@ from evalharness.sandbox.docker import remove_labelled
 from evalharness.sandbox.engine import docker_client
 from evalharness.sandbox.images import ImageBuilder
 from evalharness.store import Store, database_url
+from evalharness.taskcheck import TaskChecker
 from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, trial_files, unknown_usage
 from evalharness.types import AgentResult, Budget, ModelEndpoint, Outcome
 
-__all__ = ["RunConfig", "RunSummary", "run", "new_run_id"]
+__all__ = ["RunConfig", "RunSummary", "run", "new_run_id", "exit_code", "EXIT_OK", "EXIT_TASK_ERRORS",
+           "EXIT_INFRA", "EXIT_INTERRUPTED"]
+
+EXIT_OK, EXIT_TASK_ERRORS, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 3, 130
+"""Exit codes of `evalharness run`: all recorded cleanly / task errors (or user errors) / infrastructure
+failures remained / interrupted."""
 
 
 class RunConfig(BaseModel):
@@ -66,6 +75,23 @@ class RunSummary:
     counts: dict[str, int] = field(default_factory=dict)
     images_built: list[str] = field(default_factory=list)
     interrupted: bool = False
+    task_errors: list[tuple[str, str]] = field(default_factory=list)
+    """(trial id, reason) of every trial of the run stored as a task error, after this session."""
+    infra_remaining: int = 0
+    """Trials of the run stored as infrastructure failures, or not stored at all, after this session."""
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(task_errors=len(self.task_errors), infra=self.infra_remaining, interrupted=self.interrupted)
+
+
+def exit_code(*, task_errors: int, infra: int, interrupted: bool) -> int:
+    """0 clean, 1 task errors (they need a fix of the pack, so they win), 3 infrastructure failures, 130 interrupted."""
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if task_errors:
+        return EXIT_TASK_ERRORS
+    return EXIT_INFRA if infra else EXIT_OK
 
 
 def new_run_id() -> str:
@@ -123,6 +149,9 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     stored: dict[str, Any] = {}
     if resume:
         stored = Store(store_url).get_run(resume)
+        if run_status(stored) == "running":
+            raise UserError(f"run {resume} is still running (pid {stored['runner_pid']} on {stored['runner_host']})",
+                            "a run has one runner at a time: wait for it to end, or stop it, then resume")
         config = RunConfig.model_validate(stored["config"]["run"])
         run_id = resume
     elif config is None:
@@ -155,9 +184,11 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     ctx = TrialContext(run_id, pack, client, ImageBuilder(client, ca_bundle=ca_bundle, log=lambda m: progress("log", {"message": m})),
                        config.budget, Limits(cpus=config.cpus, memory=config.memory, pids=config.pids))
     progress("start", {"run_id": run_id, "total": len(trials), "todo": len(todo), "skipped": summary.skipped})
-    store.set_status(run_id, "running")
+    store.set_runner(run_id, host=this_host(), pid=os.getpid())
+    checker = TaskChecker(client, pack, run_id, ctx.limits, partial(ctx.images.task_image, pack))
+    stop_heartbeat = _start_heartbeat(store, run_id)
     try:
-        _execute(ctx, store, config, todo, run_dir, summary, progress)
+        _execute(ctx, store, config, todo, run_dir, summary, progress, checker)
     except KeyboardInterrupt:
         summary.interrupted = True
         store.set_status(run_id, "interrupted")
@@ -166,10 +197,36 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         store.set_status(run_id, "failed")
         raise
     finally:
+        stop_heartbeat()
         remove_labelled(client, run_id)
         summary.images_built = list(ctx.images.built)
     store.set_status(run_id, "completed")
+    _tally(store, run_id, {t.trial_id(pack.name) for t in trials}, summary)
     return summary
+
+
+def _start_heartbeat(store: Store, run_id: str) -> Callable[[], None]:
+    """Refresh the run's heartbeat every HEARTBEAT_S seconds until the returned function is called."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_S):
+            try:
+                store.heartbeat(run_id)
+            except Exception:  # noqa: BLE001 - a missed beat must not end the run; the next one may pass
+                continue
+
+    thread = threading.Thread(target=beat, name="eh-heartbeat", daemon=True)
+    thread.start()
+    return stop.set
+
+
+def _tally(store: Store, run_id: str, expected: set[str], summary: RunSummary) -> None:
+    """Task errors and remaining infrastructure failures of the whole run (earlier sessions included)."""
+    rows = {r["trial_id"]: r for r in store.trial_rows([run_id]) if r["trial_id"] in expected}
+    summary.task_errors = sorted((tid, r["reason"]) for tid, r in rows.items()
+                                 if r["outcome"] == Outcome.TASK_ERROR.value)
+    summary.infra_remaining = sum(1 for r in rows.values() if r["infra"]) + len(expected - set(rows))
 
 
 def _check_same_harnesses(trials: list[Trial], stored: dict[str, Any], run_id: str) -> None:
@@ -191,14 +248,14 @@ def _snapshot(config: RunConfig, pack: Pack, trials: list[Trial]) -> dict[str, A
 
 
 def _execute(ctx: TrialContext, store: Store, config: RunConfig, todo: list[Trial], run_dir: Path,
-             summary: RunSummary, progress: Progress) -> None:
+             summary: RunSummary, progress: Progress, checker: TaskChecker) -> None:
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     if previous is not None:
         signal.signal(signal.SIGTERM, _raise_interrupt)
     pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="eh-trial")
     try:
-        futures: dict[Future, Trial] = {pool.submit(_trial_with_retries, ctx, store, config, t, run_dir, stop): t
+        futures: dict[Future, Trial] = {pool.submit(_trial_with_retries, ctx, store, config, t, run_dir, stop, checker): t
                                         for t in todo}
         pending = set(futures)
         while pending:
@@ -223,14 +280,17 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, trial: Trial, run_dir: Path,
-                        stop: threading.Event) -> Outcome:
+                        stop: threading.Event, checker: TaskChecker) -> Outcome:
     attempts, out = 0, None
     while out is None:
         if stop.is_set():
             return Outcome.SANDBOX_ERROR
         attempts += 1
         try:
+            checker.check(trial.task)  # once per task per run: its image builds, its gold patches apply
             out = run_trial(ctx, trial)
+        except TaskError as e:  # the task is broken: not the agent, not the machine; never retried
+            out = _infra_output(trial, Outcome.TASK_ERROR, e.reason, attempts)
         except SandboxError as e:  # image build failures are SandboxErrors too
             if attempts <= config.infra_retries:
                 if stop.wait(config.retry_backoff_s * 2 ** (attempts - 1)):
@@ -249,7 +309,8 @@ def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, tria
 
 def _infra_output(trial: Trial, kind: Outcome, reason: str, attempts: int) -> TrialOutput:
     now = datetime.now(timezone.utc)
-    return TrialOutput(kind, reason[:4000], AgentResult(exit_status="infra", usage=unknown_usage(trial)), None, now,
+    status = "task_error" if kind is Outcome.TASK_ERROR else "infra"
+    return TrialOutput(kind, reason[:4000], AgentResult(exit_status=status, usage=unknown_usage(trial)), None, now,
                        now, log=[f"attempt {attempts}: {reason[:4000]}"])
 
 

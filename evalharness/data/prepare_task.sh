@@ -5,11 +5,12 @@
 set -euo pipefail
 cd "${EVALHARNESS_WORKDIR:-/testbed}"
 upstream="${1:-}"
-if [ -n "$upstream" ]; then
-  git -c advice.detachedHead=false checkout -q --force "$upstream"
+# A recipe defect prints one line marked "evalharness-task-error:" (see sandbox/build_failures.py).
+if [ -n "$upstream" ] && ! err=$(git -c advice.detachedHead=false checkout -q --force "$upstream" 2>&1); then
+  echo "$err"; echo "evalharness-task-error: base_commit $upstream cannot be checked out: ${err%%$'\n'*}"; exit 1
 fi
-if [ -s /tmp/evalharness-task/defect.diff ]; then
-  git apply --whitespace=nowarn /tmp/evalharness-task/defect.diff
+if [ -s /tmp/evalharness-task/defect.diff ] && ! err=$(git apply --whitespace=nowarn /tmp/evalharness-task/defect.diff 2>&1); then
+  echo "$err"; echo "evalharness-task-error: defect_patch does not apply: ${err%%$'\n'*}"; exit 1
 fi
 rm -rf .git
 export GIT_AUTHOR_NAME=evalharness GIT_AUTHOR_EMAIL=evalharness@localhost

@@ -26,8 +26,10 @@ import docker
 import requests
 from docker.errors import DockerException, ImageNotFound
 
-from evalharness.errors import ImageBuildError, PrerequisiteError
+from evalharness.errors import ImageBuildError, PrerequisiteError, TaskError
 from evalharness.packs import GitSource, Pack, PathSource, PypiSdistSource
+from evalharness.sandbox.build_failures import BuildFailure, diagnose, engine_failure, is_task_defect
+from evalharness.sandbox.sources import git_bundle, local_git_repository, path_source_tar
 from evalharness.types import TaskSpec
 
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -96,6 +98,8 @@ class BuildContext:
     dockerfile: str
     files: dict[str, bytes] = field(default_factory=dict)
     unhashed: dict[str, bytes] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """Lines printed when the image is built (e.g. how a path source was copied)."""
 
     def digest(self, *extra: object) -> str:
         files = {k: hashlib.sha256(v).hexdigest() for k, v in sorted(self.files.items())}
@@ -121,23 +125,22 @@ def _source_steps(pack: Pack, ctx: BuildContext) -> list[str]:
                 f" && python3 /usr/local/lib/evalharness/unpack_sdist.py /tmp/sdist {workdir} {src.sha256 or ''}"
                 " && rm -rf /tmp/sdist"]
     if isinstance(src, GitSource):
-        return [f"RUN git clone -q {shlex.quote(src.url)} {workdir} && git -C {workdir} checkout -q {shlex.quote(src.ref)}"]
+        local = local_git_repository(src.url, pack.root)
+        if local is None:
+            return [f"RUN git clone -q {shlex.quote(src.url)} {workdir} && git -C {workdir} checkout -q {shlex.quote(src.ref)}"]
+        # the engine cannot see host paths: the repository travels in the build context, hashed by its commit
+        ctx.unhashed["source.bundle"], commit = git_bundle(local, src.ref, src.url)
+        bundle = "/tmp/evalharness-source.bundle"
+        return [f"COPY source.bundle {bundle}",
+                f"RUN git clone -q {bundle} {workdir} && git -C {workdir} checkout -q {commit}"
+                f" && git -C {workdir} remote remove origin && rm -f {bundle}"]
     assert isinstance(src, PathSource)
-    root = (pack.root / src.path).resolve()
-    if not root.is_dir():
-        raise ImageBuildError(f"pack {pack.name}: environment.source.path {src.path} is not a folder ({root})")
-    ctx.files["source.tar"] = _tar_dir(root)
+    try:
+        ctx.files["source.tar"], notes = path_source_tar((pack.root / src.path).resolve())
+    except TaskError as e:
+        raise TaskError(f"pack {pack.name}: environment.source: {e.message}", e.hint) from e
+    ctx.notes += notes
     return [f"ADD source.tar {workdir}/"]
-
-
-def _tar_dir(root: Path) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path in sorted(root.rglob("*")):
-            info = tar.gettarinfo(str(path), arcname=str(path.relative_to(root)))
-            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-            tar.addfile(info, path.open("rb") if path.is_file() else None)
-    return buf.getvalue()
 
 
 def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None) -> BuildContext:
@@ -199,6 +202,7 @@ class ImageBuilder:
         self.built: list[str] = []
         self._locks: dict[str, threading.Lock] = {}
         self._failed: dict[str, list[ImageBuildError]] = {}
+        self._broken: dict[str, TaskError] = {}
         self._guard = threading.Lock()
 
     def env_image(self, pack: Pack) -> str:
@@ -220,25 +224,39 @@ class ImageBuilder:
         hctx = harness_context(pack, env_tag, install_steps)
         labels = {"evalharness.pack": pack.name}
         harness_env = self._ensure(f"evalharness/harness-env.{pack.name.lower()}:{hctx.digest()}", hctx,
-                                   pack.spec.timeouts.build_s, labels)
+                                   pack.spec.timeouts.build_s, labels, task_defects=False)
         ctx = task_context(pack, task, harness_env)
         tag = f"evalharness/harness-task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
         return self._ensure(tag, ctx, pack.spec.timeouts.build_s, {**labels, "evalharness.task": task.instance_id})
 
-    def _ensure(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str]) -> str:
+    def _ensure(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str], *,
+                task_defects: bool = True) -> str:
+        """Build ``tag`` unless it exists. A failure that says the recipe is broken (build_failures.is_task_defect)
+        raises TaskError, now and for every later call; other failures raise ImageBuildError (infrastructure)."""
         with self._guard:
             lock = self._locks.setdefault(tag, threading.Lock())
         with lock:
+            if tag in self._broken:
+                raise self._broken[tag]
             failures = self._failed.get(tag, [])
             if len(failures) >= MAX_BUILD_ATTEMPTS:  # a broken recipe is not rebuilt for every trial
                 raise ImageBuildError(f"building {tag} failed {len(failures)} times in this run; not trying again",
-                                      failures[-1].log_tail)
+                                      failures[-1].log_tail, reason=failures[-1].reason, kind=failures[-1].kind)
             if not image_exists(self.client, tag):
                 self.log(f"building {tag}")
+                for note in ctx.notes:
+                    self.log(f"note: {note}")
                 try:
                     build_image(self.client, tag, ctx, timeout=timeout, labels=labels)
                 except ImageBuildError as e:
-                    self._failed.setdefault(tag, []).append(e)
+                    history = self._failed.setdefault(tag, [])
+                    history.append(e)
+                    diagnoses = [BuildFailure(f.reason, f.kind) for f in history]  # type: ignore[arg-type]
+                    if task_defects and is_task_defect(diagnoses):
+                        self._broken[tag] = TaskError(f"image {tag} cannot be built: {e.reason}",
+                                                      "the task or its pack's environment recipe is broken; fix the "
+                                                      "pack and run again", reason=e.reason)
+                        raise self._broken[tag] from e
                     raise
                 self.built.append(tag)
         return tag
@@ -256,6 +274,10 @@ def build_image(client: docker.DockerClient, tag: str, ctx: BuildContext, *, tim
             if "stream" in chunk:
                 log.append(chunk["stream"])
             if "error" in chunk:
-                raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}", "".join(log)[-3000:])
+                failure = diagnose("".join(log), chunk["error"])
+                raise ImageBuildError(f"building {tag} failed: {chunk['error'].strip()}", "".join(log)[-3000:],
+                                      reason=failure.reason, kind=failure.kind)
     except (DockerException, requests.exceptions.RequestException) as e:
-        raise ImageBuildError(f"building {tag} failed: {e}", "".join(log)[-3000:]) from e
+        failure = engine_failure(f"{type(e).__name__}: {e}")
+        raise ImageBuildError(f"building {tag} failed: {e}", "".join(log)[-3000:], reason=failure.reason,
+                              kind=failure.kind) from e
