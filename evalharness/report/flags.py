@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalharness.stats import flag_counts, trial_flags
+from evalharness.stats.flags import counted_mask, flag_counts, trial_flags
 from evalharness.types import Flag
 
 LISTED = 50
@@ -28,12 +28,12 @@ def flag_summary(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 
 def flagged_trials(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Every flagged trial that counts (infrastructure failures left out): its folder, configuration,
-    outcome and flags, in trial order."""
+    """Every flagged trial that counts (infrastructure failures and task errors left out): its folder,
+    configuration, outcome and flags, in trial order."""
     if not len(df):
         return []
     flags = trial_flags(df)
-    keep = flags.map(bool) & ~(df["infra"].fillna(False).astype(bool) if "infra" in df.columns else False)
+    keep = flags.map(bool) & counted_mask(df)
     out = []
     for index in df.index[keep]:
         row = df.loc[index]

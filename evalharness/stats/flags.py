@@ -1,7 +1,7 @@
 """Flagged trials per configuration: tampered, test-touching, config-touching, ... (``evalharness.types.Flag``).
 
 A flag is evidence a trial carries next to its outcome. Counts are over the trials that count
-(infrastructure failures are left out, as in the resolve rate) and are kept even when zero, so a
+(infrastructure failures and task errors are left out, as in the resolve rate) and are kept even when zero, so a
 reader can tell "checked, none" from "not checked".
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalharness.stats._frame import config_labels, infra_mask
+from evalharness.stats._frame import config_labels, infra_mask, task_error_mask
 from evalharness.types import OUTCOME_FLAGS, Flag
 
 FLAG_NAMES = [f.value for f in Flag]
@@ -37,14 +37,20 @@ def trial_flags(df: pd.DataFrame) -> pd.Series:
     return flags
 
 
+def counted_mask(df: pd.DataFrame) -> pd.Series:
+    """True for the trials flags are counted over: those the resolve rate counts (no infrastructure
+    failure, no task error)."""
+    return ~infra_mask(df) & ~task_error_mask(df)
+
+
 def flag_counts(df: pd.DataFrame, *, by: str = "config") -> pd.DataFrame:
     """One row per configuration (sorted): ``n_trials`` (trials that count), ``n_flagged`` (trials with any
     flag), then one column per flag: every flag of ``FLAG_NAMES``, zeros included, then any other flag seen.
 
-    Configurations whose trials all failed for infrastructure reasons get a row of zeros.
+    Configurations whose trials all failed for infrastructure reasons (or task errors) get a row of zeros.
     """
     labels = config_labels(df) if by == "config" else df[by].astype(str)
-    counted = ~infra_mask(df)
+    counted = counted_mask(df)
     flags = trial_flags(df)
     seen = sorted(set().union(*flags[counted]) - set(FLAG_NAMES)) if counted.any() else []
     columns = {"n_trials": counted, "n_flagged": counted & flags.map(bool)}

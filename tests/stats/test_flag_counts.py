@@ -22,6 +22,7 @@ def _trials() -> pd.DataFrame:
         ("a/m", "sandbox_error", True, ["touched_tests"]),  # infrastructure: not counted, like the rate
         ("b/m", "resolved", False, []),
         ("b/m", "patch_too_large", False, None),
+        ("b/m", "task_error", False, ["touched_tests"]),  # a broken task says nothing about the agent
         ("c/m", "sandbox_error", True, []),  # only infrastructure failures: a row of zeros
     ]
     return pd.DataFrame([{"config": c, "harness": c.split("/")[0], "model": "m", "task_id": f"t{i}",
