@@ -54,6 +54,14 @@ class SandboxError(EvalHarnessError):
     """The sandbox (Docker) failed. Infrastructure, never the agent's fault: retried, then counted apart."""
 
 
+class FileTooLarge(EvalHarnessError):
+    """A file read from a sandbox is over its cap: what it means is the caller's to decide."""
+
+    def __init__(self, path: str, limit: int):
+        super().__init__(f"{path} is larger than {limit} bytes")
+        self.path, self.limit = path, limit
+
+
 class ImageBuildError(SandboxError):
     """An image could not be built; carries the tail of the build log and its diagnosis.
 

@@ -32,15 +32,17 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def write_trial(final: Path, files: dict[str, str | dict | list]) -> None:
+def write_trial(final: Path, files: dict[str, str | bytes | dict | list]) -> None:
     """Write all files of one trial, then move the folder into place atomically."""
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = final.with_name(final.name + f".partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     for name, content in files.items():
-        if isinstance(content, str):
-            (staging / name).write_text(content)
+        if isinstance(content, bytes):
+            (staging / name).write_bytes(content)
+        elif isinstance(content, str):
+            (staging / name).write_text(content, errors="surrogateescape")
         else:
             write_json(staging / name, content)
     if final.exists():

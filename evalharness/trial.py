@@ -12,6 +12,7 @@ from typing import Any
 import docker
 
 from evalharness.errors import BudgetExhausted, EvalHarnessError, HarnessError, SandboxError
+from evalharness.grading.extract import Extracted, extract_patch
 from evalharness.grading.grade import GradeResult, grade
 from evalharness.packs import Pack
 from evalharness.sandbox.base import Limits
@@ -19,7 +20,7 @@ from evalharness.sandbox.docker import DockerSandbox
 from evalharness.redact import redact, secrets_of
 from evalharness.sandbox.images import ImageBuilder
 from evalharness.trajectory import document as trajectory_document
-from evalharness.types import NO_MODEL, AgentResult, Budget, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
+from evalharness.types import NO_MODEL, AgentResult, Budget, Flag, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class TrialOutput:
     timings: dict[str, float] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    patch: bytes | None = None
+    """The graded patch, byte for byte (patch.diff); None where none was derived."""
     """Flag values (evalharness.types.Flag) the trial carries; stored in result.json and the store."""
 
 
@@ -76,14 +79,13 @@ def run_trial(ctx: TrialContext, trial: Trial) -> TrialOutput:
 
 def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     started, log, timings = _now(), [], {}
-    spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
     t0 = time.monotonic()
     image = ctx.images.task_image(ctx.pack, trial.task)
     agent_image = _agent_image(ctx, trial, image)
     timings["image_s"] = time.monotonic() - t0
     log.append(f"image {image}" + (f", agent image {agent_image}" if agent_image != image else ""))
     t0 = time.monotonic()
-    agent = _run_agent(ctx, trial, agent_image, trial_id, log)
+    agent, extracted = _run_agent(ctx, trial, agent_image, log)
     timings["agent_s"] = time.monotonic() - t0
     if agent.budget_exhausted:
         return TrialOutput(Outcome.BUDGET_EXHAUSTED, f"budget exhausted: {agent.budget_exhausted}", agent, None,
@@ -91,11 +93,17 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     if agent.exit_status == "error":
         return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
                            timings, log)
+    if extracted is not None and extracted.outcome is not None:  # the agent's own state: its outcome, never infra
+        log.append(f"patch not graded: {extracted.reason}")
+        flag = Flag.PATCH_TOO_LARGE if extracted.outcome is Outcome.PATCH_TOO_LARGE else Flag.PATCH_REJECTED
+        return TrialOutput(extracted.outcome, extracted.reason, agent, None, started, _now(), timings, log,
+                           flags=[flag.value])
     t0 = time.monotonic()
-    result = _grade_with_retries(ctx, trial, image, agent.patch, log)
+    result = _grade_with_retries(ctx, trial, image, extracted.patch if extracted is not None else b"", log)
     timings["grade_s"] = time.monotonic() - t0
     log.append(f"graded: {result.outcome.value} ({result.reason})")
-    return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log)
+    return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log,
+                       flags=sorted(result.flags), patch=extracted.patch if extracted is not None else None)
 
 
 def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
@@ -111,16 +119,27 @@ def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
     if grade_result is not None:
         grade_result = dataclasses.replace(grade_result, test_output=redact(grade_result.test_output, secrets),
                                            junit_xml=redact(grade_result.junit_xml, secrets),
-                                           reason=redact(grade_result.reason, secrets))
+                                           reason=redact(grade_result.reason, secrets),
+                                           results=_redact_bytes(grade_result.results, secrets))
     return dataclasses.replace(out, reason=redact(out.reason, secrets), agent=agent, grade=grade_result,
-                               log=redact(out.log, secrets))
+                               log=redact(out.log, secrets), patch=_redact_bytes(out.patch, secrets))
+
+
+def _redact_bytes(data: bytes | None, secrets: list[str]) -> bytes | None:
+    """Exact secret values out of stored bytes (the patch, the results records)."""
+    if data is None:
+        return None
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            data = data.replace(secret.encode(), b"[REDACTED]")
+    return data
 
 
 GRADE_RETRIES = 2
 """A grading container that fails is retried with the same patch: the agent's work (and spend) is kept."""
 
 
-def _grade_with_retries(ctx: TrialContext, trial: Trial, image: str, patch: str, log: list[str]) -> GradeResult:
+def _grade_with_retries(ctx: TrialContext, trial: Trial, image: str, patch: bytes, log: list[str]) -> GradeResult:
     spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
     for attempt in range(GRADE_RETRIES + 1):
         try:
@@ -143,8 +162,14 @@ def _agent_image(ctx: TrialContext, trial: Trial, task_image: str) -> str:
     return ctx.images.harness_image(ctx.pack, trial.task, steps) if steps else task_image
 
 
-def _run_agent(ctx: TrialContext, trial: Trial, image: str, trial_id: str, log: list[str]) -> AgentResult:
-    spec = ctx.pack.spec
+def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> tuple[AgentResult, Extracted | None]:
+    """Run the harness, then derive the patch from the work tree after the agent has stopped.
+
+    The harness's own ``patch`` is not graded: the grader derives the change itself (grading.extract).
+    A SandboxError raised here is infrastructure; it carries what the harness had spent (``usage``)
+    so that a retry adds to the bill rather than hiding it.
+    """
+    spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
     wall = ctx.budget.max_wall_s or spec.timeouts.agent_s
     options = dict(getattr(trial.harness, "sandbox_options", lambda: {})())  # e.g. {"shared_dirs": [...]}
     with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent", limits=ctx.limits,
@@ -153,25 +178,40 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, trial_id: str, log: 
         sandbox.start()
         sandbox.set_wall_budget(wall)
         log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
+        result = _harness(trial, sandbox, ctx.budget, log)
+        if result.budget_exhausted or result.exit_status == "error":
+            return result, None
         try:
-            result = trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=ctx.budget)
-            if not isinstance(result, AgentResult):
-                raise HarnessError(f"harness {trial.harness.name} returned {type(result).__name__}, not an AgentResult")
-            return result
-        except BudgetExhausted as e:
-            log.append(str(e))
-            return AgentResult(patch="", exit_status="budget_exhausted", budget_exhausted=e.which,
-                               error=str(e), **_kept(e, trial))
-        except SandboxError:
+            extracted = extract_patch(sandbox, max_bytes=ctx.limits.max_patch_bytes)
+        except SandboxError as e:
+            e.usage = result.usage  # type: ignore[attr-defined]
             raise
-        except HarnessError as e:
-            log.append(f"harness error: {e}")
-            return AgentResult(exit_status="error", error=str(e), **_kept(e, trial))
-        except EvalHarnessError as e:
-            return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e, trial))
-        except Exception as e:  # a bug in the harness: the trial ends, the run goes on, the traceback is kept
-            return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:],
-                               **_kept(e, trial))
+        patch_text = extracted.text if extracted.outcome is None else ""
+        if result.patch and result.patch.strip() != patch_text.strip():
+            log.append("the harness's own patch differs from the work tree's change; the work tree's is graded")
+        return result.model_copy(update={"patch": patch_text}), extracted
+
+
+def _harness(trial: Trial, sandbox: DockerSandbox, budget: Budget, log: list[str]) -> AgentResult:
+    try:
+        result = trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=budget)
+        if not isinstance(result, AgentResult):
+            raise HarnessError(f"harness {trial.harness.name} returned {type(result).__name__}, not an AgentResult")
+        return result
+    except BudgetExhausted as e:
+        log.append(str(e))
+        return AgentResult(patch="", exit_status="budget_exhausted", budget_exhausted=e.which,
+                           error=str(e), **_kept(e, trial))
+    except SandboxError:
+        raise
+    except HarnessError as e:
+        log.append(f"harness error: {e}")
+        return AgentResult(exit_status="error", error=str(e), **_kept(e, trial))
+    except EvalHarnessError as e:
+        return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e, trial))
+    except Exception as e:  # a bug in the harness: the trial ends, the run goes on, the traceback is kept
+        return AgentResult(exit_status="error", error="".join(traceback.format_exception(e))[-4000:],
+                           **_kept(e, trial))
 
 
 def unknown_usage(trial: Trial) -> Usage:
@@ -194,7 +234,7 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
         "error": out.agent.error, "grade": _grade_summary(out.grade), **extra,
     }
     files: dict[str, Any] = {
-        "patch.diff": out.agent.patch,
+        "patch.diff": out.patch if out.patch is not None else out.agent.patch,
         "trajectory.json": trajectory_document(
             out.agent.trajectory, out.agent.usage, **extra, task_id=trial.task.instance_id,
             harness=trial.harness.name, model=trial.model_label, seed=trial.seed, outcome=out.outcome.value,
@@ -206,10 +246,12 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
         files["test_output.txt"] = out.grade.test_output
         if out.grade.junit_xml:
             files["junit.xml"] = out.grade.junit_xml
+        if out.grade.results is not None:
+            files["results.jsonl"] = out.grade.results
     return files
 
 
 def _grade_summary(grade: GradeResult | None) -> dict[str, Any] | None:
     if grade is None:
         return None
-    return {k: v for k, v in grade.to_dict().items() if k not in ("test_output", "junit_xml")}
+    return {k: v for k, v in grade.to_dict().items() if k not in ("test_output", "junit_xml", "results")}

@@ -25,3 +25,13 @@ chmod 644 /etc/evalharness/base_commit
 chown -R agent:agent .
 git config --system --add safe.directory '*'
 rm -rf /tmp/evalharness-task
+# The grader's own copy of the base commit's objects: root's, read-only at run time (the root file
+# system is mounted read-only), so nothing an agent does to /testbed/.git reaches grading.
+rm -rf /opt/evalharness/base.git && mkdir -p /opt/evalharness
+git clone -q --bare --no-local --no-hardlinks . /opt/evalharness/base.git
+rm -rf /opt/evalharness/base.git/hooks /opt/evalharness/base.git/config.worktree
+chmod -R go-w /opt/evalharness
+# The seed: work tree and home as they are now, unpacked into size-limited tmpfs when a sandbox starts.
+here="$(pwd)"
+tar -C / --numeric-owner -cf /opt/evalharness/seed.tar "${here#/}" home/agent
+chmod 644 /opt/evalharness/seed.tar

@@ -1,37 +1,50 @@
-"""Grade a submitted patch in a fresh sandbox from the pristine task image.
+"""Grade a patch in a fresh sandbox from the pristine task image (docs/threat-model.md).
 
-Steps: apply the patch (a patch that does not apply is an outcome, not a crash); restore every
-test file of the task so the agent's edits to tests never count; apply the task's test_patch;
-run the test command; parse per-test statuses; cross-check with the exit code; decide.
+1. **Surface.** As root, in a grader-owned git (evalharness.grading.surface) whose objects are the
+   image's read-only copy of the base commit, the patch is applied to a scratch index and git lists
+   what it changes (``--raw -z``). ``policy.decide_surface`` decides each path: applied, restored to
+   base (test files, runner configuration and extensions), dropped, or rejected (``.git``).
+2. **Graded tree.** The task's test_patch is applied to the same index and the work tree is moved
+   from the base commit to that tree by git itself (``read-tree -m -u``): no other program writes it,
+   nothing follows a symlink out of it, and a restore that fails is an outcome, never ignored.
+3. **Guarded run** (pytest packs). The grader owns the invocation: plugin autoloading off, only the
+   pack's ``-p`` plugins, a launcher (``data/eh_pytest.py``) whose settings and nonce come on a
+   root-opened standard input and whose results go to a root-opened descriptor, and two canary
+   tests planted beside the task's tests. ``verdict.decide_guarded`` judges the records.
+   A test command that is not a plain pytest invocation runs as the pack wrote it (unguarded) and is
+   judged by ``decide`` from its log and JUnit XML, cross-checked with the exit code.
 """
 
 from __future__ import annotations
 
-import re
+import json
+import random
+import secrets
 import shlex
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import PurePosixPath
 
+from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
+from evalharness.grading.policy import blobs_needed, decide_surface
+from evalharness.grading.surface import GIT_SAFE_CONFIG, INFO_ATTRIBUTES, parse_numstat_z, parse_raw_z, sandbox_git_env
+from evalharness.grading.verdict import decide_guarded
 from evalharness.packs import PackSpec
-from evalharness.sandbox.base import Sandbox
+from evalharness.sandbox.base import AGENT_USER, GRADER_DIR, Sandbox
 from evalharness.templating import fill
-from evalharness.types import Outcome, TaskSpec
+from evalharness.types import Flag, Outcome, TaskSpec
 
 WORK = "/tmp"
-"""Where the grader puts its files (outside the work tree; it exists in every image)."""
-JUNIT_XML = f"{WORK}/evalharness-junit.xml"
+JUNIT_XML = f"{GRADER_DIR}/priv/junit.xml"
+"""Where an unguarded test command writes JUnit XML (the placeholder {junit_xml})."""
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
-TEST_CONFIG_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-                     "noxfile.py"}
-"""Files that can configure the test run: every one a patch touches is recorded in the result."""
-ALWAYS_REVERTED = {"conftest.py", "pytest.ini", ".pytest.ini"}
-NESTED_CONFIG = {"tox.ini", "setup.cfg", "pyproject.toml"}
-ROOT_SHADOWS = {"pytest.py", "py.py", "sitecustomize.py", "usercustomize.py", "_pytest", "pytest", "pluggy"}
-"""New files at the work-tree root that would be imported instead of the test runner (`python -m` puts
-the current directory first on sys.path)."""
-_DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
-_PLAIN_PATHS = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)", re.M)
+PRIV, PUB = f"{GRADER_DIR}/priv", f"{GRADER_DIR}/pub"
+BASE_OBJECTS = "/opt/evalharness/base.git/objects"
+MAX_RESULTS_BYTES = 32 * 1024 * 1024
+OUTPUT_HEAD_TAIL = 1_000_000
+_STRIPPED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT",
+                 "PYTEST_DEBUG", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONWARNINGS", "COV_CORE_SOURCE")
 
 
 @dataclass
@@ -46,103 +59,281 @@ class GradeResult:
     patch_applied: bool = False
     touched_test_files: list[str] = field(default_factory=list)
     touched_test_config: list[str] = field(default_factory=list)
+    flags: set[str] = field(default_factory=set)
+    surface: list[dict[str, str]] = field(default_factory=list)
+    """Every path the patch touches and what the grader did with it."""
+    evidence: list[str] = field(default_factory=list)
+    """Why a run was judged tampered, one line each."""
+    runner: str = "guarded"
+    results: bytes | None = None
+    """The guarded run's records (results.jsonl in the run folder)."""
+    nonce: str = ""
+    canaries: list[str] = field(default_factory=list)
+    canary_token: str = ""
 
     def to_dict(self) -> dict:
-        return {**self.__dict__, "outcome": self.outcome.value}
+        out = {k: v for k, v in self.__dict__.items() if k != "results"}
+        return {**out, "outcome": self.outcome.value, "flags": sorted(self.flags)}
 
 
-def patch_files(patch: str) -> list[str]:
-    """Paths a unified diff touches (both sides of renames), without /dev/null."""
-    found = {p for pair in _DIFF_PATHS.findall(patch) for p in pair}
-    if not found:
-        found = set(_PLAIN_PATHS.findall(patch))
-    return sorted(p for p in found if p != "/dev/null" and p != "dev/null")
+_SURFACE_SCRIPT = r"""
+set -u
+x=$1 base=$2; shift 2
+mkdir -m 0700 -p "$x/home" && env -u GIT_WORK_TREE git init -q --bare --template= "$GIT_DIR" || exit 70
+mkdir -p "$GIT_DIR/info" "$GIT_DIR/objects/info"
+echo "$EH_BASE_OBJECTS" > "$GIT_DIR/objects/info/alternates"
+printf '%s' "$EH_ATTRIBUTES" > "$GIT_DIR/info/attributes"
+git "$@" read-tree "$base" 2>"$x/err" || exit 71
+if [ -s "$x/patch.diff" ]; then
+  git "$@" apply --cached --whitespace=nowarn "$x/patch.diff" 2>"$x/err"     || git "$@" apply --cached --whitespace=nowarn --recount -C1 "$x/patch.diff" 2>>"$x/err" || exit 10
+fi
+git "$@" """ + " ".join(("diff", "--cached", "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+                         "--full-index", "--no-abbrev", "--no-color", "--no-relative", "--ignore-submodules=none")) + r""" "$base" -- > "$x/raw" 2>"$x/err" || exit 72
+: > "$x/tp"
+if [ -s "$x/test_patch.diff" ]; then git "$@" apply --numstat -z "$x/test_patch.diff" > "$x/tp" 2>"$x/err" || exit 20; fi
+printf '%s
+' "$(stat -c %s "$x/raw")"; cat "$x/raw" "$x/tp"
+"""
+
+_TREE_SCRIPT = r"""
+set -u
+x=$1 base=$2 work=$3; shift 3
+git "$@" update-index -z --index-info < "$x/reset" 2>"$x/err" || exit 23
+if [ -s "$x/test_patch.diff" ]; then git "$@" apply --cached --whitespace=nowarn "$x/test_patch.diff" 2>"$x/err" || exit 20; fi
+tree=$(git "$@" write-tree 2>"$x/err") || exit 21
+GIT_INDEX_FILE="$x/index0" git "$@" read-tree "$base" 2>"$x/err" || exit 71
+GIT_INDEX_FILE="$x/index0" git "$@" update-index -q --refresh >/dev/null 2>&1
+GIT_INDEX_FILE="$x/index0" git "$@" read-tree -m -u "$base" "$tree" 2>"$x/err" || exit 22
+chown -R 1000:1000 "$work"
+if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$work/$EH_CANARY" || exit 24; fi
+exit 0
+"""
+
+_RUN_SCRIPT = r"""
+x=$1 work=$2 limit=$3; shift 3
+cd "$work" || exit 90
+setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" for v in _STRIPPED_ENV) + r"""   HOME=/home/agent PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1   timeout -k 5 "$limit" "$@" < "$x/stdin" 3> "$x/results" > "$x/output" 2>&1
+code=$?
+setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
+printf '%s %s %s
+' "$code" "$(stat -c %s "$x/results")" "$(stat -c %s "$x/output")"
+"""
 
 
-def _q(paths: list[str]) -> str:
-    return " ".join(shlex.quote(p) for p in paths)
+def pytest_args(test_command: str) -> list[str] | None:
+    """The pytest arguments of a plain pytest test command (None when it is anything else).
 
-
-def _apply(sandbox: Sandbox, diff: str, name: str) -> tuple[bool, str]:
-    """git apply, then a fuzzier `patch` as SWE-bench does; returns (applied, log)."""
-    path = f"{WORK}/evalharness-{name}"
-    sandbox.write_file(path, diff if diff.endswith("\n") else diff + "\n")
-    first = sandbox.exec(f"git apply --verbose --whitespace=nowarn {path}", timeout=120)
-    if first.exit_code == 0:
-        return True, first.output
-    second = sandbox.exec(f"patch --batch --fuzz=5 -p1 -i {path}", timeout=120)
-    if second.exit_code == 0:
-        return True, first.output + second.output
-    sandbox.exec("git checkout -q -- . && git clean -fdq", timeout=120)  # leave no half-applied hunks
-    return False, first.output + second.output
-
-
-def reverted_paths(touched: list[str], test_files: list[str]) -> list[str]:
-    """Paths of a patch that are reverted before the tests run, because a fix never needs them and
-    they could forge the verdict: pytest configuration (conftest.py, pytest.ini anywhere; tox.ini,
-    setup.cfg, pyproject.toml in a folder between the root and a test file, where pytest would find
-    them first) and root-level modules that shadow the test runner. A root-level pyproject.toml,
-    setup.cfg or tox.ini is only recorded: fixes do change dependencies there.
+    ``{test_files}`` stays a token of its own; ``--junitxml`` goes (the guarded run reports itself).
     """
-    test_dirs = {parent for f in test_files for parent in PurePosixPath(f).parents if str(parent) != "."}
-    out = []
-    for p in touched:
-        path = PurePosixPath(p)
-        if (path.name in ALWAYS_REVERTED
-                or (path.name in NESTED_CONFIG and path.parent in test_dirs)
-                or path.parts[0] in ROOT_SHADOWS):
-            out.append(p)
-    return sorted(out)
+    if any(c in test_command for c in ";&|`$<>\n"):
+        return None
+    tokens = shlex.split(test_command)
+    for i, token in enumerate(tokens):
+        if token == "pytest" or token.endswith("/pytest") or token == "py.test":
+            head, rest = tokens[:i], tokens[i + 1:]
+            break
+        if token == "-m" and i + 1 < len(tokens) and tokens[i + 1] == "pytest":
+            head, rest = tokens[:i], tokens[i + 2:]
+            break
+    else:
+        return None
+    if any(not (t.startswith("python") or "=" in t) for t in head):
+        return None
+    out, skip = [], False
+    for i, token in enumerate(rest):
+        if skip:
+            skip = False
+            continue
+        if "{junit_xml}" in token:
+            continue
+        if token == "--junitxml" or token == "--junit-xml":
+            skip = True
+            continue
+        out.append(token)
+    return out
 
 
-def _restore(sandbox: Sandbox, files: list[str], base: str) -> tuple[bool, str]:
-    """Each file as it is at the base commit; removed where the base has none. One command for all."""
-    if not files:
-        return True, ""
-    script = "set -e; " + "; ".join(f"if git cat-file -e {base}:{shlex.quote(p)} 2>/dev/null; then "
-                                    f"rm -rf {shlex.quote(p)}; git checkout -q {base} -- {shlex.quote(p)}; "
-                                    f"else rm -rf {shlex.quote(p)}; fi" for p in files)
-    done = sandbox.exec(script, timeout=120)
-    return done.exit_code == 0, done.output
+def _git_env(x: str) -> dict[str, str]:
+    return {**sandbox_git_env(f"{x}/home"), "GIT_DIR": f"{x}/g", "GIT_INDEX_FILE": f"{x}/index",
+            "EH_ATTRIBUTES": INFO_ATTRIBUTES.decode(), "EH_BASE_OBJECTS": BASE_OBJECTS, "GIT_LITERAL_PATHSPECS": "1"}
 
 
-def grade(task: TaskSpec, spec: PackSpec, patch: str, sandbox: Sandbox) -> GradeResult:
+def _env_argv(env: dict[str, str]) -> list[str]:
+    return ["env", *[f"{k}={v}" for k, v in env.items()]]
+
+
+def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, *,
+          rng: random.Random | None = None) -> GradeResult:
     """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
-    touched = patch_files(patch)
-    protected = set(patch_files(task.test_patch)) | set(task.test_files)
-    reverted = reverted_paths(touched, task.test_files)
-    result = GradeResult(outcome=Outcome.UNRESOLVED, reason="",
-                         touched_test_files=sorted(set(touched) & protected),
-                         touched_test_config=sorted({p for p in touched if PurePosixPath(p).name in TEST_CONFIG_NAMES}
-                                                    | set(reverted)))
+    data = patch.encode("utf-8", "surrogateescape") if isinstance(patch, str) else patch
+    result = GradeResult(outcome=Outcome.UNRESOLVED, reason="")
     base = sandbox.base_commit()
-    if patch.strip():
-        applied, log = _apply(sandbox, patch, "patch.diff")
-        if not applied:
-            result.outcome, result.reason, result.test_output = Outcome.PATCH_APPLY_FAILED, "patch did not apply", log
-            return result
-        result.patch_applied = True
-    restored, log = _restore(sandbox, sorted(protected | set(reverted)), base)
-    if not restored:  # e.g. the patch put a folder where a test file belongs
-        result.reason, result.test_output = "the task's test files could not be restored over the patch", log
+    x = f"{PRIV}/g"
+    env = {**_git_env(x), "GIT_WORK_TREE": sandbox.workdir}
+    sandbox.write_file(f"{x}/patch.diff", data if data.strip() else b"", user="root")
+    sandbox.write_file(f"{x}/test_patch.diff", task.test_patch.encode() if task.test_patch.strip() else b"",
+                       user="root")
+    code, out, _ = sandbox.exec_bytes([*_env_argv(env), "sh", "-c", _SURFACE_SCRIPT, "sh", x, base,
+                                       *GIT_SAFE_CONFIG], timeout=300, max_bytes=64 * 1024 * 1024)
+    if code == 10:
+        result.outcome, result.reason = Outcome.PATCH_APPLY_FAILED, "patch did not apply"
+        result.test_output = _err(sandbox, x)
         return result
-    if task.test_patch.strip():
-        applied, log = _apply(sandbox, task.test_patch, "test_patch.diff")
-        if not applied:
-            result.outcome, result.reason = Outcome.TEST_RUN_ERROR, "the task's test_patch does not apply (task defect)"
-            result.test_output = log
-            return result
-    return _run_tests(task, spec, sandbox, result)
+    if code == 20:
+        result.outcome, result.reason = Outcome.TASK_ERROR, "the task's test_patch is not a patch git can read"
+        result.test_output = _err(sandbox, x)
+        return result
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader's git failed (exit {code}): {_err(sandbox, x)[-300:]}")
+    size_line, _, rest = out.partition(b"\n")
+    raw_size = int(size_line)
+    changes = parse_raw_z(rest[:raw_size])
+    test_patch_files = {p.decode("utf-8", "surrogateescape") for p, old in parse_numstat_z(rest[raw_size:])
+                        for p in ((p,) if old is None else (p, old))}
+    protected = set(task.test_files) | test_patch_files
+    needed = blobs_needed(changes)
+    decision = decide_surface(changes, test_files=protected, blobs=_blobs(sandbox, env, needed) if needed else {})
+    result.patch_applied = bool(changes)
+    result.surface = [a.to_dict() for a in decision.actions]
+    result.flags |= decision.flags
+    result.touched_test_files = sorted(a.path for a in decision.actions if a.path in protected)
+    result.touched_test_config = sorted(a.path for a in decision.actions
+                                        if Flag.TOUCHED_CONFIG.value in decision.flags and a.why and a.path not in protected
+                                        and a.action != "dropped")
+    if decision.rejected:
+        result.outcome, result.reason = Outcome.PATCH_REJECTED, f"patch rejected: {decision.rejected}"
+        return result
+    args = pytest_args(spec.test_command)
+    canaries = make_canaries(task.test_files, rng) if args is not None else None
+    by_raw = {c.path: c for c in changes}
+    reset = b"".join(_index_line(by_raw[a.raw]) for a in decision.reset)
+    sandbox.write_file(f"{x}/reset", reset, user="root")
+    sandbox.write_file(f"{x}/canary.py", canaries.source.encode() if canaries else b"", user="root")
+    code, _, _ = sandbox.exec_bytes([*_env_argv({**env, "EH_CANARY": canaries.path if canaries else ""}), "sh", "-c",
+                                     _TREE_SCRIPT, "sh", x, base, sandbox.workdir, *GIT_SAFE_CONFIG], timeout=300)
+    if code == 20:
+        result.outcome, result.reason = Outcome.TASK_ERROR, "the task's test_patch does not apply (task defect)"
+        result.test_output = _err(sandbox, x)
+        return result
+    if code in (21, 22, 23, 24):
+        result.flags.add(Flag.RESTORE_FAILED.value)
+        result.outcome = Outcome.UNRESOLVED
+        result.reason = "the task's test files could not be restored over the patch: " + _err(sandbox, x)[-300:]
+        return result
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader could not prepare the graded tree (exit {code}): {_err(sandbox, x)[-300:]}")
+    if args is None:
+        result.runner = "command"
+        return _run_unguarded(task, spec, sandbox, result)
+    return _run_guarded(task, spec, sandbox, result, args, canaries, x,
+                        {a.path for a in decision.applied})
 
 
-def _run_tests(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
-    command = fill(spec.test_command, {"test_files": _q(task.test_files), "junit_xml": JUNIT_XML})
+def _index_line(change) -> bytes:
+    """``git update-index --index-info`` input that puts one path back as it is at base."""
+    if change.status == "A":
+        return b"0 " + b"0" * 40 + b"\t" + change.path + b"\0"
+    return f"{change.old_mode} {change.old_id}\t".encode() + change.path + b"\0"
+
+
+def _blobs(sandbox: Sandbox, env: dict[str, str], ids: set[str]) -> dict[str, bytes]:
+    """Contents of objects by id, read with ``git cat-file --batch`` (sizes framed, binary-safe)."""
+    order = sorted(ids)
+    code, out, _ = sandbox.exec_bytes([*_env_argv(env), "git", *GIT_SAFE_CONFIG, "cat-file", "--batch"],
+                                      stdin="".join(i + "\n" for i in order).encode(), timeout=120,
+                                      max_bytes=16 * 1024 * 1024)
+    blobs, pos = {}, 0
+    for oid in order:
+        end = out.find(b"\n", pos)
+        header = out[pos:end].split()
+        if end < 0 or len(header) < 3 or header[1] == b"missing":
+            break
+        size = int(header[2])
+        blobs[oid] = out[end + 1:end + 1 + size]
+        pos = end + 1 + size + 1
+    return blobs
+
+
+def _err(sandbox: Sandbox, x: str) -> str:
+    try:
+        return sandbox.read_file(f"{x}/err", max_bytes=8000).decode(errors="replace").strip()
+    except FileNotFoundError:
+        return ""
+
+
+def _launcher() -> bytes:
+    return resources.files("evalharness.data").joinpath("eh_pytest.py").read_bytes()
+
+
+def _run_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, args: list[str],
+                 canaries: Canaries | None, x: str, patched: set[str]) -> GradeResult:
+    files = list(task.test_files) + ([canaries.path] if canaries else [])
+    argv_args: list[str] = []
+    for token in args:
+        argv_args += files if token == "{test_files}" else [token]
+    if "{test_files}" not in args:
+        argv_args += files
+    nonce = secrets.token_hex(16)
+    settings = {"nonce": nonce, "workdir": sandbox.workdir, "args": argv_args}
+    sandbox.write_file(f"{PUB}/eh_pytest.py", _launcher(), user="root")
+    sandbox.write_file(f"{x}/stdin", (json.dumps(settings) + "\n").encode(), user="root")
+    limit = spec.timeouts.tests_s
+    code, out, _ = sandbox.exec_bytes(["sh", "-c", _RUN_SCRIPT, "sh", x, sandbox.workdir, f"{limit:g}",
+                                       "python", "-s", f"{PUB}/eh_pytest.py"], timeout=limit + 60)
+    fields = out.split()
+    if len(fields) != 3:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the guarded test run did not report back: {out[-300:]!r}")
+    exit_code, results_size, _ = (int(f) for f in fields)
+    result.test_exit_code, result.nonce = exit_code, nonce
+    result.canaries = list(canaries.ids) if canaries else []
+    result.canary_token = canaries.token if canaries else ""
+    result.test_output = _head_tail(sandbox, f"{x}/output")
+    if exit_code in (124, 137) and "timeout" not in result.test_output[-200:] and _timed_out(exit_code):
+        result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {limit:g} s"
+        return result
+    if results_size > MAX_RESULTS_BYTES:
+        result.outcome, result.reason = Outcome.TAMPERED, (f"tampering: the results channel holds {results_size} "
+                                                           "bytes, far more than the grader's plugin writes")
+        result.flags.add(Flag.TAMPERED.value)
+        return result
+    result.results = sandbox.read_file(f"{x}/results", max_bytes=MAX_RESULTS_BYTES)
+    verdict = decide_guarded(task, result.results, nonce, exit_code=exit_code, canaries=canaries,
+                             patched_files=patched, workdir=sandbox.workdir, patch_applied=result.patch_applied)
+    result.outcome, result.reason, result.tests = verdict.outcome, verdict.reason, verdict.tests
+    result.flags |= verdict.flags
+    result.evidence = verdict.evidence
+    return result
+
+
+def _timed_out(exit_code: int) -> bool:
+    return exit_code in (124, 137)
+
+
+def _head_tail(sandbox: Sandbox, path: str) -> str:
+    half = OUTPUT_HEAD_TAIL // 2
+    script = ('s=$(stat -c %s "$1"); if [ "$s" -le "$2" ]; then cat "$1"; else head -c "$3" "$1"; '
+              'printf "\n[... %s bytes dropped by evalharness ...]\n" $((s - 2 * $3)); tail -c "$3" "$1"; fi')
+    _, out, _ = sandbox.exec_bytes(["sh", "-c", script, "sh", path, str(2 * half), str(half)],
+                                   max_bytes=OUTPUT_HEAD_TAIL + 200)
+    return out.decode("utf-8", errors="replace")
+
+
+def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
+    command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in task.test_files),
+                                       "junit_xml": f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
         return result
-    result.junit_xml = _read_optional(sandbox, JUNIT_XML)
+    junit_path = command.split("evalharness-junit-")[1].split(".xml")[0] if "evalharness-junit-" in command else ""
+    result.junit_xml = _read_optional(sandbox, f"{WORK}/evalharness-junit-{junit_path}.xml") if junit_path else None
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
         patch_applied=result.patch_applied)
@@ -198,6 +389,6 @@ def _junit_disagrees_with_log(junit: dict[str, TestStatus | None], log: str, exi
 
 def _read_optional(sandbox: Sandbox, path: str) -> str | None:
     try:
-        return sandbox.read_file(path).decode("utf-8", errors="replace")
+        return sandbox.read_file(path, max_bytes=MAX_RESULTS_BYTES).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None

@@ -13,26 +13,79 @@ from evalharness.types import ExecResult
 AGENT_USER = "agent"
 BASE_COMMIT_FILE = "/etc/evalharness/base_commit"
 MAX_OUTPUT_BYTES = 2_000_000
+GRADER_DIR = "/run/evalharness"
+"""A root-owned scratch space in every sandbox (mode 0711): ``priv/`` only root reads, ``pub/`` anyone reads."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one sandbox."""
+    """Resource limits of one sandbox. Disk sizes bound size-limited tmpfs mounts (the root
+    file system is read-only), so an agent can fill its own work tree and /tmp, never the host."""
 
     cpus: float = 1.0
     memory: str = "2g"
     pids: int = 512
+    disk: str = "2g"
+    """Size of the writable work tree (and /home/agent)."""
+    tmp: str = "1g"
+    """Size of /tmp (and /var/tmp)."""
+    max_patch_bytes: int = 8 * 1024 * 1024
+    """A change larger than this is the outcome ``patch_too_large``, never cut."""
+
+
+def parse_size(text: str | int) -> int:
+    """'2g', '512m', '64k' or a number of bytes -> bytes (Docker's units, powers of 1024)."""
+    if isinstance(text, int):
+        return text
+    value = str(text).strip().lower().removesuffix("b")
+    units = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}
+    try:
+        if value and value[-1] in units:
+            return int(float(value[:-1]) * units[value[-1]])
+        return int(value)
+    except ValueError:
+        raise ValueError(f"not a size: {text!r} (examples: 2g, 512m, 1048576)") from None
+
+
+class HeadTail:
+    """Keeps the first and the last ``limit // 2`` bytes of a stream and counts the rest: the tail
+    is the stream's real end, however long it runs."""
+
+    def __init__(self, limit: int = MAX_OUTPUT_BYTES):
+        self.half = max(limit // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head.extend(chunk[:room])
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.extend(chunk)
+            if len(self.tail) > self.half:
+                del self.tail[:len(self.tail) - self.half]
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def bytes(self) -> bytes:
+        if not self.dropped:
+            return bytes(self.head + self.tail)
+        return bytes(self.head) + f"\n[... {self.dropped} bytes dropped by evalharness ...]\n".encode() + bytes(self.tail)
+
+    def text(self) -> str:
+        return self.bytes().decode("utf-8", errors="replace")
 
 
 def clip_output(data: bytes, limit: int = MAX_OUTPUT_BYTES) -> str:
     """Keep the head and tail of an oversized output, saying how much was dropped."""
-    if len(data) <= limit:
-        return data.decode("utf-8", errors="replace")
-    half = limit // 2
-    dropped = len(data) - 2 * half
-    return (data[:half].decode("utf-8", errors="replace")
-            + f"\n[... {dropped} bytes dropped by evalharness ...]\n"
-            + data[-half:].decode("utf-8", errors="replace"))
+    kept = HeadTail(limit)
+    kept.add(data)
+    return kept.text()
 
 
 class Sandbox(abc.ABC):
@@ -56,7 +109,13 @@ class Sandbox(abc.ABC):
     def write_file(self, path: str, content: str | bytes, *, user: str = AGENT_USER) -> None: ...
 
     @abc.abstractmethod
-    def read_file(self, path: str) -> bytes: ...
+    def read_file(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        """The file's bytes (at most ``max_bytes``; FileTooLarge past that); FileNotFoundError if absent."""
+
+    def exec_bytes(self, argv: list[str], *, stdin: bytes | None = None, timeout: float = 120.0,
+                   user: str = "root", max_bytes: int = MAX_OUTPUT_BYTES) -> tuple[int, bytes, bool]:
+        """Run ``argv`` (no shell) and return (exit code, stdout bytes exactly, timed out). Grader use."""
+        raise NotImplementedError
 
     @abc.abstractmethod
     def close(self) -> None: ...
@@ -91,15 +150,12 @@ class Sandbox(abc.ABC):
         return self.__dict__["_base_commit"]
 
     def diff(self) -> str:
-        """Every change in the work tree against the base commit, new files included, as a git patch."""
-        base = shlex.quote(self.base_commit())
-        # not cut by the trial's deadline: a submission made just before it must still be collected
-        command = f"git add -A && git diff --cached --binary {base}"
-        r = self._exec(["timeout", "-k", "5", "120", "bash", "-c", command], timeout=120, env=None, user=AGENT_USER,
-                       workdir=self.workdir)
-        if r.exit_code != 0:
-            raise SandboxError(f"git diff failed in the sandbox (exit {r.exit_code}): {r.output[-500:]}")
-        return r.output
+        """Every change in the work tree against the base commit, as a git patch, derived by a git
+        the work tree cannot configure (evalharness.grading.extract). A harness may show it to its
+        model; the trial derives the graded patch again after the agent has stopped."""
+        from evalharness.grading.extract import extract_patch
+
+        return extract_patch(self, kill_agent=False).text
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import shutil
-import tarfile
+import socket
 import tempfile
 import threading
 import time
@@ -17,9 +16,11 @@ from pathlib import Path
 import docker
 import requests
 from docker.errors import DockerException, NotFound
+from docker.utils.socket import frames_iter
 
-from evalharness.errors import SandboxError
-from evalharness.sandbox.base import AGENT_USER, Limits, Sandbox, clip_output
+from evalharness.errors import FileTooLarge, SandboxError
+from evalharness.sandbox.base import (AGENT_USER, GRADER_DIR, MAX_OUTPUT_BYTES, HeadTail, Limits, Sandbox,
+                                      parse_size)
 from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 from evalharness.types import ExecResult
 
@@ -29,6 +30,9 @@ AGENT_UID = 1000
 _DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError)
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
+SEED_TAR = "/opt/evalharness/seed.tar"
+"""The work tree and /home/agent as the task image holds them (prepare_task.sh), unpacked into tmpfs at start."""
+MAX_READ_BYTES = 64 * 1024 * 1024
 _base_commits: dict[str, str] = {}
 """Image -> its task's base commit: fixed at build time, so read once per image, not per container."""
 
@@ -72,81 +76,145 @@ class DockerSandbox(Sandbox):
         return volumes
 
     def start(self) -> "DockerSandbox":
+        """Start the container: read-only root, size-limited tmpfs for the work tree, /home/agent, /tmp
+        and the grader's scratch space; the work tree and home are unpacked from the image's seed."""
+        limits = self.limits
+        disk, tmp = parse_size(limits.disk), parse_size(limits.tmp)
+        scratch = max(256 * 1024 ** 2, 8 * limits.max_patch_bytes)
+        tmpfs = {
+            self.workdir: f"size={disk},mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
+            f"/home/{AGENT_USER}": f"size={disk},mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
+            "/tmp": f"size={tmp},mode=1777", "/var/tmp": f"size={tmp},mode=1777",
+            GRADER_DIR: f"size={scratch},mode=0711",
+        }
+        # tmpfs pages count against the container's memory: the processes keep their own allowance
+        memory = parse_size(limits.memory) + 2 * disk + 2 * tmp + scratch + 64 * 1024 ** 2
         try:
             self.container = self.client.containers.run(
                 self.image, command=["sleep", "infinity"], detach=True, init=True,
-                network_mode="none", labels=self.labels, working_dir=self.workdir, user="root",
-                mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
-                nano_cpus=int(self.limits.cpus * 1e9), pids_limit=self.limits.pids,
+                network_mode="none", labels=self.labels, working_dir="/", user="root",
+                mem_limit=memory, memswap_limit=memory, shm_size="64m", read_only=True, tmpfs=tmpfs,
+                nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
                 environment={"HOME": f"/home/{AGENT_USER}"}, volumes=self._mounts() or None,
             )
         except _DOCKER_ERRORS as e:
             self._remove_shared()
             raise SandboxError(f"could not start a container from {self.image}: {e}") from e
+        seed = ("set -e; mkdir -m 0700 {g}/priv; mkdir -m 0755 {g}/pub; "
+                "if [ -f {s} ]; then tar -C / -xpf {s} --numeric-owner; fi").format(g=GRADER_DIR, s=SEED_TAR)
+        code, out, _ = self.exec_bytes(["sh", "-c", seed], timeout=300)
+        if code != 0:
+            self.close()
+            raise SandboxError(f"could not unpack the work tree in {self.image}: {out[-500:].decode(errors='replace')}")
         return self
 
     @property
     def id(self) -> str:
         return self.container.id if self.container else ""
 
-    def _exec(self, argv, *, timeout, env, user, workdir) -> ExecResult:
+    def _stream(self, argv, *, timeout, env, user, workdir, stdin: bytes | None, sink) -> int:
+        """Run argv, feed ``stdin``, hand each (stream, bytes) frame to ``sink``; return the exit code.
+
+        A command whose own timeout has passed but whose output is still held open (a process it
+        left behind) is not an engine failure: the sandbox's processes of that user are killed and
+        the command reports exit 137, timed out. Only an engine that does not answer is a SandboxError.
+        """
         if self.container is None:
             raise SandboxError("sandbox used before start()")
         api = self.client.api
-        started = time.monotonic()
         try:
-            exec_id = api.exec_create(self.container.id, argv, user=user, workdir=workdir, environment=env or None)
-            future = _exec_pool.submit(_read_all, api.exec_start(exec_id, stream=True))
-            data = future.result(timeout=timeout + _HOST_GRACE_S)
-            code = api.exec_inspect(exec_id).get("ExitCode")
-        except FutureTimeout as e:
-            self.close()
-            raise SandboxError(f"exec did not return {timeout + _HOST_GRACE_S:.0f} s after its timeout; "
-                               "container removed") from e
+            exec_id = api.exec_create(self.container.id, argv, user=user, workdir=workdir,
+                                      environment=env or None, stdin=stdin is not None)["Id"]
+            sock = api.exec_start(exec_id, socket=True)
         except _DOCKER_ERRORS as e:
             raise SandboxError(f"exec failed in container {self.id[:12]}: {e}") from e
+        future = _exec_pool.submit(_pump, sock, stdin, sink)
+        try:
+            future.result(timeout=timeout + _HOST_GRACE_S)
+        except FutureTimeout:
+            if not self._alive():
+                self.close()
+                raise SandboxError(f"container {self.id[:12]} stopped answering during a command") from None
+            self._kill_user(user)
+            try:
+                future.result(timeout=_HOST_GRACE_S)
+            except FutureTimeout:
+                _close_quietly(sock)
+            return 137
+        except _DOCKER_ERRORS as e:
+            raise SandboxError(f"exec failed in container {self.id[:12]}: {e}") from e
+        try:
+            code = api.exec_inspect(exec_id).get("ExitCode")
+        except _DOCKER_ERRORS as e:
+            raise SandboxError(f"exec failed in container {self.id[:12]}: {e}") from e
+        return -1 if code is None else int(code)
+
+    def _alive(self) -> bool:
+        try:
+            return bool(self.client.api.inspect_container(self.container.id)["State"]["Running"])
+        except _DOCKER_ERRORS:
+            return False
+
+    def _kill_user(self, user: str) -> None:
+        """Kill every process of ``user`` (root's shells excepted): what an overrun command left behind."""
+        if user == "root":
+            return
+        try:
+            exec_id = self.client.api.exec_create(self.container.id, ["sh", "-c", "kill -9 -1"], user=user)["Id"]
+            self.client.api.exec_start(exec_id)
+        except _DOCKER_ERRORS:
+            pass
+
+    def kill_agent_processes(self) -> None:
+        """Stop everything the agent left running, before its work tree is read."""
+        self._kill_user(AGENT_USER)
+
+    def _exec(self, argv, *, timeout, env, user, workdir) -> ExecResult:
+        started = time.monotonic()
+        kept = HeadTail()
+        code = self._stream(argv, timeout=timeout, env=env, user=user, workdir=workdir, stdin=None,
+                            sink=lambda _stream, data: kept.add(data))
         duration = time.monotonic() - started
-        code = -1 if code is None else int(code)
         timed_out = code in (124, 137) and duration >= timeout - 0.5
-        return ExecResult(exit_code=code, output=clip_output(data), timed_out=timed_out, duration_s=duration)
+        return ExecResult(exit_code=code, output=kept.text(), timed_out=timed_out, duration_s=duration)
+
+    def exec_bytes(self, argv: list[str], *, stdin: bytes | None = None, timeout: float = 120.0,
+                   user: str = "root", max_bytes: int = MAX_OUTPUT_BYTES) -> tuple[int, bytes, bool]:
+        out = bytearray()
+
+        def sink(stream: int, data: bytes) -> None:
+            if stream == 1 and len(out) <= max_bytes:
+                out.extend(data[:max_bytes + 1 - len(out)])
+
+        started = time.monotonic()
+        code = self._stream(["timeout", "-k", "5", f"{timeout:.1f}", *argv], timeout=timeout, env=None, user=user,
+                            workdir="/", stdin=stdin, sink=sink)
+        timed_out = code in (124, 137) and time.monotonic() - started >= timeout - 0.5
+        return code, bytes(out), timed_out
 
     def write_file(self, path: str, content: str | bytes, *, user: str = AGENT_USER) -> None:
         data = content.encode() if isinstance(content, str) else content
-        directory, _, name = path.rpartition("/")
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
-            if user == AGENT_USER:
-                info.uid = info.gid = 1000
-            tar.addfile(info, io.BytesIO(data))
-        self.ensure_dir(directory or "/", user=user)
-        try:
-            ok = self.container.put_archive(directory or "/", buf.getvalue())
-        except _DOCKER_ERRORS as e:
-            raise SandboxError(f"could not write {path} into the sandbox: {e}") from e
-        if not ok:
-            raise SandboxError(f"could not write {path} into the sandbox")
+        script = 'umask 022; mkdir -p "$(dirname "$1")" && cat > "$1"'
+        code, _, _ = self.exec_bytes(["sh", "-c", script, "sh", path], stdin=data, user=user, timeout=120)
+        if code != 0:
+            raise SandboxError(f"could not write {path} into the sandbox (exit {code})")
 
     def base_commit(self) -> str:
         if self.image not in _base_commits:
             _base_commits[self.image] = super().base_commit()
         return _base_commits[self.image]
 
-    def read_file(self, path: str) -> bytes:
-        try:
-            stream, _ = self.container.get_archive(path)
-            raw = b"".join(stream)
-        except NotFound as e:
-            raise FileNotFoundError(path) from e
-        except _DOCKER_ERRORS as e:
-            raise SandboxError(f"could not read {path} from the sandbox: {e}") from e
-        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
-            member = tar.next()
-            extracted = tar.extractfile(member) if member else None
-            if extracted is None:
-                raise FileNotFoundError(path)
-            return extracted.read()
+    def read_file(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        limit = MAX_READ_BYTES if max_bytes is None else max_bytes
+        script = '[ -f "$1" ] || exit 66; exec head -c "$2" "$1"'
+        code, data, _ = self.exec_bytes(["sh", "-c", script, "sh", path, str(limit + 1)], max_bytes=limit + 1)
+        if code == 66:
+            raise FileNotFoundError(path)
+        if code != 0:
+            raise SandboxError(f"could not read {path} from the sandbox (exit {code})")
+        if len(data) > limit:
+            raise FileTooLarge(path, limit)
+        return data
 
     def close(self) -> None:
         with self._lock:
@@ -184,12 +252,41 @@ def _give_to_agent(folder: Path) -> None:
                     folder, AGENT_UID, AGENT_UID)
 
 
-def _read_all(chunks) -> bytes:
-    out = bytearray()
-    for chunk in chunks:
-        if len(out) < 4 * 2_000_000:
-            out.extend(chunk)
-    return bytes(out)
+def _raw(sock):
+    return getattr(sock, "_sock", sock)
+
+
+def _close_quietly(sock) -> None:
+    try:
+        _raw(sock).close()
+    except OSError:
+        pass
+
+
+def _pump(sock, stdin: bytes | None, sink) -> None:
+    """Write ``stdin`` (then half-close), and read the multiplexed output frames until the end."""
+    raw = _raw(sock)
+    writer = None
+    if stdin is not None:
+        def feed() -> None:
+            try:
+                raw.sendall(stdin)
+            except OSError:
+                pass
+            finally:
+                try:
+                    raw.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+    try:
+        for stream, data in frames_iter(sock, tty=False):
+            sink(stream, data)
+    finally:
+        if writer is not None:
+            writer.join(timeout=5)
+        _close_quietly(sock)
 
 
 def remove_labelled(client: docker.DockerClient, run_id: str | None = None) -> int:

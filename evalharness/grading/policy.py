@@ -1,0 +1,183 @@
+"""The patch surface policy: what of a change reaches the graded tree, decided path by path.
+
+Pure: it takes git's own listing of the change (``surface.Change``, from ``git diff --raw -z``
+over a scratch index the patch was applied to) and says, for every path, what the grader does:
+
+- ``applied``: part of the fix, graded as the agent wrote it;
+- ``restored``: a file that decides the verdict rather than the fix (a test file of the task,
+  ``conftest.py``, nested pytest configuration, plugin metadata, ``*.pth``, ``sitecustomize``,
+  a test package's ``__init__.py``, a new module shadowing the runner or the standard library):
+  put back as it is at the base commit, or removed when the base has none;
+- ``dropped``: a submodule entry or a symlink out of the work tree, which no fix needs;
+- ``rejected``: a path into ``.git``; the whole patch is then the outcome ``patch_rejected``.
+
+Root-level ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` are kept (fixes change metadata
+there) but flagged: the guarded runner reads pytest's configuration from the base commit's copy
+(``-c``), so what the patch says there never configures the test run.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import sys
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from evalharness.grading.surface import Change
+from evalharness.types import Flag
+
+ALWAYS_RESTORED = {"conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py"}
+ROOT_CONFIG = {"pyproject.toml", "setup.cfg", "tox.ini"}
+"""Files that may carry pytest configuration: restored below the root, kept (and neutralised) at the root."""
+PLUGIN_METADATA = (".dist-info", ".egg-info", ".egg-link")
+RUNNER_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "exceptiongroup", "tomli",
+                  "colorama", "attr", "attrs", "xdist", "pytest_timeout", "_evalharness"}
+SHADOWED = RUNNER_MODULES | set(getattr(sys, "stdlib_module_names", ())) - {"__future__"}
+"""Top-level module names a new file must not take in a folder that is first on sys.path."""
+TEST_DIR_NAMES = {"test", "tests", "testing"}
+SYMLINK, GITLINK = "120000", "160000"
+
+
+@dataclass(frozen=True)
+class Action:
+    path: str
+    change: str
+    action: str
+    why: str = ""
+    raw: bytes = b""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "change": self.change, "action": self.action, "why": self.why}
+
+
+@dataclass
+class SurfaceDecision:
+    actions: list[Action] = field(default_factory=list)
+    rejected: str = ""
+    """Non-empty: why the whole patch is refused."""
+    flags: set[str] = field(default_factory=set)
+
+    @property
+    def reset(self) -> list[Action]:
+        """Paths put back to the base commit before the tests run."""
+        return [a for a in self.actions if a.action in ("restored", "dropped")]
+
+    @property
+    def applied(self) -> list[Action]:
+        return [a for a in self.actions if a.action == "applied"]
+
+
+def blobs_needed(changes: list[Change]) -> set[str]:
+    """Object ids ``decide_surface`` must see: new symlinks' targets, both sides of root configuration."""
+    ids = set()
+    for c in changes:
+        if c.new_mode == SYMLINK:
+            ids.add(c.new_id)
+        if len(c.parts) == 1 and c.display in ROOT_CONFIG:
+            ids |= {c.old_id, c.new_id}
+    return {i for i in ids if i and set(i) != {"0"}}
+
+
+def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[str, bytes] | None = None
+                   ) -> SurfaceDecision:
+    """Decide every path of ``changes``. ``test_files`` are the task's test files plus every file its
+    test_patch touches; ``blobs`` holds the contents of the objects ``blobs_needed`` names."""
+    blobs = blobs or {}
+    test_dirs = {str(PurePosixPath(f).parent) for f in test_files}
+    out = SurfaceDecision()
+    for change in changes:
+        action, why, flag = _decide_one(change, test_files, test_dirs, blobs)
+        out.actions.append(Action(change.display, change.status, action, why, change.path))
+        if flag:
+            out.flags.add(flag)
+        if action == "rejected" and not out.rejected:
+            out.rejected = f"{change.display}: {why}"
+    if out.rejected:
+        out.flags.add(Flag.PATCH_REJECTED.value)
+    return out
+
+
+def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs: dict[str, bytes]
+                ) -> tuple[str, str, str]:
+    parts = [p.decode("utf-8", "surrogateescape") for p in change.parts]
+    if any(p.lower() in (".git", "git~1") or p.lower().startswith(".git/") for p in parts):
+        return "rejected", "a path inside .git: no fix writes the repository's own data", ""
+    path = "/".join(parts)
+    name, folder = parts[-1], "/".join(parts[:-1]) or "."
+    if path in test_files:
+        return "restored", "a test file of the task: graded as the task has it", Flag.TOUCHED_TESTS.value
+    if name == "__init__.py" and (folder in test_dirs or any(p in TEST_DIR_NAMES for p in parts[:-1])):
+        return "restored", "a test package's __init__.py runs before every test", Flag.TOUCHED_TESTS.value
+    if name in ALWAYS_RESTORED:
+        return "restored", "test-runner configuration or start-up hook", Flag.TOUCHED_CONFIG.value
+    if name in ROOT_CONFIG:
+        if folder != "." or _pytest_config_changed(name, change, blobs):
+            return "restored", "pytest reads this file as configuration", Flag.TOUCHED_CONFIG.value
+        return "applied", "kept: pytest's section of it is unchanged", Flag.TOUCHED_CONFIG.value
+    if any(p.endswith(PLUGIN_METADATA) for p in parts) or name.endswith(".pth"):
+        return "restored", "package metadata or .pth file: plugin entry points and start-up code", \
+            Flag.TOUCHED_CONFIG.value
+    if change.status == "A" and _shadows(parts, test_dirs):
+        return "restored", "a new module named like the test runner or the standard library", \
+            Flag.TOUCHED_CONFIG.value
+    if GITLINK in (change.new_mode,):
+        return "dropped", "a submodule entry: nested repositories are not graded", ""
+    if change.new_mode == SYMLINK and _escapes(change.path, blobs.get(change.new_id, b"/")):
+        return "dropped", "a symlink that points outside the work tree", ""
+    return "applied", "", ""
+
+
+def _pytest_config_changed(name: str, change: Change, blobs: dict[str, bytes]) -> bool:
+    """Whether pytest's section of a root pyproject.toml / setup.cfg / tox.ini differs between the
+    base and the patch (a side that cannot be read or parsed counts as a change)."""
+    try:
+        old = pytest_section(name, blobs[change.old_id]) if change.status != "A" else None
+        new = pytest_section(name, blobs[change.new_id]) if change.status != "D" else None
+    except (KeyError, ValueError):
+        return True
+    return old != new
+
+
+def pytest_section(name: str, content: bytes) -> str | None:
+    """pytest's configuration in a pyproject.toml, setup.cfg or tox.ini, in a canonical form
+    (None where the file has none). ValueError when the file cannot be parsed."""
+    text = content.decode("utf-8", "strict") if content else ""
+    if name == "pyproject.toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(str(e)) from e
+        section = data.get("tool", {}).get("pytest")
+        return None if section is None else json.dumps(section, sort_keys=True, default=str)
+    import configparser
+
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error as e:
+        raise ValueError(str(e)) from e
+    wanted = "tool:pytest" if name == "setup.cfg" else "pytest"
+    if not parser.has_section(wanted):
+        return None
+    return json.dumps(sorted(parser.items(wanted)))
+
+
+def _shadows(parts: list[str], test_dirs: set[str]) -> bool:
+    """A new top-level module in a folder that is first on sys.path when tests run: the root
+    (``python -m pytest`` semantics) or a test folder (pytest's rootdir insertion)."""
+    folder, name = "/".join(parts[:-1]) or ".", parts[-1]
+    if folder == "." or folder in test_dirs:
+        return name.endswith((".py", ".pyc", ".so")) and name.split(".")[0] in SHADOWED
+    parent = "/".join(parts[:-2]) or "."
+    return (parent == "." or parent in test_dirs) and parts[-2] in SHADOWED
+
+
+def _escapes(path: bytes, target: bytes) -> bool:
+    """Whether a symlink at ``path`` with ``target`` resolves outside the work tree (lexically)."""
+    if target.startswith(b"/"):
+        return True
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return joined == b".." or joined.startswith(b"../")

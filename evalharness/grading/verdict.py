@@ -1,0 +1,199 @@
+"""The verdict of a guarded pytest run: pure, from the plugin's records to an outcome.
+
+The code under test runs in the test process and can reach anything there, so nothing the
+process says is taken on its word. A run is ``tampered`` when its own records contradict each
+other or the grader: a line without the grader's nonce, a report whose outcome is not what the
+test raised, pytest's report-making functions replaced, a hook implementation from a file the
+patch wrote, canaries reported wrong or missing, an exit code that is not the session's, or a
+process that exited 0 before its session ended. Only then come the required tests: a
+FAIL_TO_PASS test passes only by passing; a PASS_TO_PASS test by passing, or by an expected
+failure where the task says it was one at base (``metadata.xfail_at_base``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from evalharness.grading.canary import Canaries, check_canaries
+from evalharness.grading.parsers import TestStatus, match_test_ids
+from evalharness.types import Flag, Outcome, TaskSpec
+
+_SKIP_RAISED = {"Skipped", "Exit"}
+_XFAIL_RAISED = {"XFailed"}
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    reason: str
+    tests: dict[str, str] = field(default_factory=dict)
+    flags: set[str] = field(default_factory=set)
+    evidence: list[str] = field(default_factory=list)
+
+
+def parse_records(raw: bytes, nonce: str) -> tuple[list[dict], list[str]]:
+    """The plugin's lines, and problems: lines that are not JSON or lack the nonce."""
+    records, problems = [], []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            problems.append(f"results line {number} is not the grader's JSON")
+            continue
+        if not isinstance(record, dict) or record.get("n") != nonce:
+            problems.append(f"results line {number} was not written by the grader's plugin (wrong or no nonce)")
+            continue
+        records.append(record)
+    return records, problems
+
+
+def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, canaries: Canaries | None,
+                   patched_files: set[str], workdir: str, patch_applied: bool) -> Verdict:
+    records, problems = parse_records(raw, nonce)
+    by_type: dict[str, list[dict]] = {}
+    for r in records:
+        by_type.setdefault(r.get("t", ""), []).append(r)
+    if not by_type.get("start"):
+        if problems:
+            return _tampered(problems, {})
+        if exit_code == 0:
+            return _tampered(["the test process exited 0 before the grader's plugin started"], {})
+        return Verdict(Outcome.TEST_RUN_ERROR, f"the test command failed before pytest started (exit {exit_code})")
+    made = {(r["id"], r["when"]): r for r in by_type.get("made", [])}
+    logged = {(r["id"], r["when"]): r for r in by_type.get("report", [])}
+    problems += _integrity(by_type)
+    problems += _foreign_hooks(by_type, patched_files, workdir)
+    problems += _inconsistent(made, logged)
+    calls = _call_records(made, logged)
+    end = by_type.get("end", [])
+    exits = by_type.get("exit", [])
+    if not end and exit_code == 0:
+        problems.append("the test process exited 0 before its session ended (an early exit from the code under test)")
+    if exits and exits[-1].get("code") != exit_code:
+        problems.append(f"pytest ended with exit status {exits[-1].get('code')} but the process exited {exit_code}")
+    if end:
+        failed = [k for k, r in logged.items() if r.get("outcome") == "failed"]
+        if failed and end[-1].get("exitstatus") == 0:
+            problems.append(f"{len(failed)} test phases failed but the session's exit status is 0")
+    if canaries is not None and end:
+        problems += check_canaries(canaries, calls)
+    statuses = {test_id: _status(test_id, made, logged) for test_id in {k[0] for k in made} | {k[0] for k in logged}}
+    if canaries is not None:
+        for test_id in canaries.ids:
+            statuses.pop(test_id, None)
+    wanted = task.FAIL_TO_PASS + task.PASS_TO_PASS
+    matched = match_test_ids(statuses, wanted)
+    tests = {t: s.value if s else "missing" for t, s in matched.items()}
+    if problems:
+        return _tampered(problems, tests)
+    if not end:
+        return Verdict(Outcome.TEST_RUN_ERROR, f"the test process died before its session ended (exit {exit_code})",
+                       tests)
+    flags = _chosen_by_code(wanted, matched, made)
+    xfail_ok = set(task.metadata.get("xfail_at_base", []) or [])
+    failing = [t for t in task.FAIL_TO_PASS if matched[t] is not TestStatus.PASSED]
+    failing += [t for t in task.PASS_TO_PASS if not (matched[t] is TestStatus.PASSED
+                                                      or (matched[t] is TestStatus.XFAIL and t in xfail_ok))]
+    collect_errors = [r["id"] for r in by_type.get("collect_error", [])]
+    if failing:
+        outcome = Outcome.UNRESOLVED if patch_applied else Outcome.NO_PATCH
+        note = f"; collection errors in {', '.join(collect_errors[:3])}" if collect_errors else ""
+        status = tests[failing[0]]
+        return Verdict(outcome, f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]} "
+                                f"({status}){note}", tests, flags)
+    return Verdict(Outcome.RESOLVED, f"all {len(wanted)} required tests pass", tests, flags)
+
+
+def _tampered(problems: list[str], tests: dict[str, str]) -> Verdict:
+    return Verdict(Outcome.TAMPERED, "tampering: " + problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
+                                                                    else ""), tests, {Flag.TAMPERED.value}, problems)
+
+
+def _integrity(by_type: dict[str, list[dict]]) -> list[str]:
+    changed = sorted({name for r in by_type.get("integrity", []) for name in r.get("changed", [])})
+    if changed:
+        return [f"pytest's report-making functions were replaced during the run: {', '.join(changed[:4])}"]
+    return []
+
+
+def _foreign_hooks(by_type: dict[str, list[dict]], patched_files: set[str], workdir: str) -> list[str]:
+    """Hook implementations whose code lives in a file the patch wrote, or in no file at all."""
+    out = []
+    prefix = workdir.rstrip("/") + "/"
+    for r in by_type.get("hooks", []):
+        for impl in r.get("impls", []):
+            path = impl.get("file", "")
+            relative = path[len(prefix):] if path.startswith(prefix) else None
+            if path.startswith("<") or (relative is not None and relative in patched_files):
+                out.append(f"hook {impl.get('hook')} implemented in {path}, which the patch wrote: "
+                           "the code under test extends the test runner")
+    return out[:5]
+
+
+def _inconsistent(made: dict, logged: dict) -> list[str]:
+    """A report whose outcome is not what the test raised, or that changed between making and logging."""
+    out = []
+    for key, r in made.items():
+        test_id, when = key
+        raised, outcome, xfail = r.get("raised"), r.get("outcome"), r.get("wasxfail") is not None
+        if raised is None:
+            ok = outcome == "passed" or (outcome == "failed" and when == "call" and xfail) \
+                or (outcome == "skipped" and when == "setup")  # a skip marker decides before the test runs
+        elif raised in _SKIP_RAISED:
+            ok = outcome == "skipped"
+        elif raised in _XFAIL_RAISED:
+            ok = outcome == "skipped" and xfail
+        else:
+            ok = outcome == "failed" or (outcome == "skipped" and xfail)
+        if not ok:
+            out.append(f"{test_id} ({when}) raised {raised or 'nothing'} but its report says {outcome}")
+        seen = logged.get(key)
+        if seen is not None and seen.get("outcome") != outcome:
+            out.append(f"{test_id} ({when}) was reported {outcome}, then logged as {seen.get('outcome')}")
+    missing = [k for k in logged if k not in made]
+    if missing:
+        out.append(f"{missing[0][0]} ({missing[0][1]}) was logged without being made by pytest's runner")
+    return out[:5]
+
+
+def _call_records(made: dict, logged: dict) -> dict[str, dict]:
+    return {test_id: r for (test_id, when), r in made.items() if when == "call"}
+
+
+def _status(test_id: str, made: dict, logged: dict) -> TestStatus:
+    phases = {when: made.get((test_id, when)) or logged.get((test_id, when)) for when in ("setup", "call", "teardown")}
+    setup, call, teardown = phases["setup"], phases["call"], phases["teardown"]
+    if setup and setup.get("outcome") == "failed":
+        return TestStatus.ERROR
+    first = call or setup
+    if first is None:
+        return TestStatus.ERROR
+    if first.get("outcome") == "skipped":
+        return TestStatus.XFAIL if first.get("wasxfail") is not None else TestStatus.SKIPPED
+    if call is None:
+        return TestStatus.ERROR
+    if call.get("outcome") == "failed":
+        return TestStatus.FAILED
+    if call.get("wasxfail") is not None:  # XPASS: an expected failure that passed is not a plain pass
+        return TestStatus.FAILED
+    if teardown and teardown.get("outcome") == "failed":
+        return TestStatus.ERROR
+    return TestStatus.PASSED
+
+
+def _chosen_by_code(wanted: list[str], matched: dict, made: dict) -> set[str]:
+    """Flag required tests skipped or xfailed without a skip/xfail marker: the code under test chose it."""
+    by_id: dict[str, list[dict]] = {}
+    for (test_id, _), r in made.items():
+        by_id.setdefault(test_id, []).append(r)
+    for test in wanted:
+        if matched.get(test) not in (TestStatus.SKIPPED, TestStatus.XFAIL):
+            continue
+        for test_id, records in by_id.items():
+            if (test_id == test or test_id.endswith(test) or test.endswith(test_id)) and not any(
+                    r.get("markers") for r in records):
+                return {Flag.OUTCOME_CHOSEN_BY_CODE.value}
+    return set()
