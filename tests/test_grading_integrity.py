@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalharness.grading.grade import grade, patch_files, reverted_paths
+from evalharness.grading.grade import grade
 from evalharness.types import Outcome
 
 pytestmark = pytest.mark.docker
@@ -118,7 +118,6 @@ def test_editing_the_failing_test_does_not_count(tinypack, clamp_task, sandbox_f
 @pytest.mark.parametrize("parser", ["junit", "pytest"])
 def test_printed_passed_lines_cannot_forge_a_pass(tinypack, clamp_task, sandbox_factory, parser):
     result = _grade(tinypack, clamp_task, FAKE_PASSED, sandbox_factory, log_parser=parser)
-    assert "PASSED tests/test_calc.py::test_clamp_high_edge" in result.test_output  # the forgery is there
     assert result.outcome is Outcome.UNRESOLVED, result.reason
 
 
@@ -142,13 +141,6 @@ def test_a_conftest_that_forces_passes_is_reverted_and_flagged(tinypack, clamp_t
     assert result.outcome is Outcome.UNRESOLVED, result.reason
 
 
-def test_patch_files_reads_git_and_plain_diffs():
-    assert patch_files(CLAMP_FIX) == ["calc/__init__.py"]
-    assert patch_files(FORCE_PASS_CONFTEST) == ["tests/conftest.py"]
-    git_style = "diff --git a/x.py b/y.py\nsimilarity index 90%\nrename from x.py\nrename to y.py\n"
-    assert patch_files(git_style) == ["x.py", "y.py"]
-
-
 EXIT_ZERO = """\
 --- a/calc/__init__.py
 +++ b/calc/__init__.py
@@ -166,8 +158,8 @@ EXIT_ZERO = """\
 def test_a_run_that_dies_with_exit_zero_is_not_a_pass(tinypack, clamp_task, sandbox_factory):
     result = _grade(tinypack, clamp_task, EXIT_ZERO, sandbox_factory)
     assert result.test_exit_code == 0
-    assert result.outcome is Outcome.TEST_RUN_ERROR
-    assert "wrote no JUnit XML" in result.reason
+    assert result.outcome is Outcome.TAMPERED and "tampered" in result.flags
+    assert "exited 0 before its session ended" in result.reason
 
 
 FORGERIES = Path(__file__).resolve().parent / "data" / "forgeries"
@@ -181,20 +173,16 @@ def test_a_module_that_shadows_pytest_is_reverted(tinypack, clamp_task, sandbox_
     assert result.tests["tests/test_calc.py::test_clamp_high_edge"] == "failed"
 
 
-def test_a_junit_file_rewritten_at_exit_is_caught_by_the_printed_summary(tinypack, clamp_task, sandbox_factory):
+def test_a_junit_file_rewritten_at_exit_forges_nothing(tinypack, clamp_task, sandbox_factory):
+    # the guarded runner names no JUnit path: the forgery has nothing to rewrite, the tests fail as they are
     result = _grade(tinypack, clamp_task, (FORGERIES / "rewrite_junit_at_exit.diff").read_text(), sandbox_factory)
-    assert result.test_exit_code == 0 and "<failure" not in result.junit_xml  # the forgery worked on the file
-    assert result.outcome is Outcome.UNRESOLVED
-    assert "JUnit XML says tests/test_calc.py::test_clamp_high_edge passed but the printed summary says failed" \
-        in result.reason
-
-
-def test_which_paths_are_reverted():
-    tests = ["tests/unit/test_a.py"]
-    touched = ["conftest.py", "src/conftest.py", "tests/tox.ini", "tests/unit/setup.cfg", "pyproject.toml",
-               "src/pkg/pyproject.toml", "pytest.py", "_pytest/main.py", "src/_pytest/main.py", "src/pkg/mod.py"]
-    assert reverted_paths(touched, tests) == ["_pytest/main.py", "conftest.py", "pytest.py", "src/conftest.py",
-                                             "tests/tox.ini", "tests/unit/setup.cfg"]
+    assert result.outcome in (Outcome.UNRESOLVED, Outcome.TAMPERED), result.reason
+    assert result.tests["tests/test_calc.py::test_clamp_high_edge"] == "failed"
+    # the unguarded path (a test command that is not plain pytest) still catches it by the printed summary
+    command = "true && " + tinypack.spec.test_command
+    unguarded = _grade(tinypack, clamp_task, (FORGERIES / "rewrite_junit_at_exit.diff").read_text(), sandbox_factory,
+                       test_command=command)
+    assert unguarded.runner == "command" and unguarded.outcome is Outcome.UNRESOLVED, unguarded.reason
 
 
 def test_shell_braces_in_the_test_command_are_left_to_the_shell(tinypack, clamp_task, sandbox_factory):

@@ -198,10 +198,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     result.patch_applied = bool(changes)
     result.surface = [a.to_dict() for a in decision.actions]
     result.flags |= decision.flags
-    result.touched_test_files = sorted(a.path for a in decision.actions if a.path in protected)
-    result.touched_test_config = sorted(a.path for a in decision.actions
-                                        if Flag.TOUCHED_CONFIG.value in decision.flags and a.why and a.path not in protected
-                                        and a.action != "dropped")
+    result.touched_test_files = sorted(a.path for a in decision.actions if a.flag == Flag.TOUCHED_TESTS.value)
+    result.touched_test_config = sorted(a.path for a in decision.actions if a.flag == Flag.TOUCHED_CONFIG.value)
     if decision.rejected:
         result.outcome, result.reason = Outcome.PATCH_REJECTED, f"patch rejected: {decision.rejected}"
         return result

@@ -46,9 +46,10 @@ class Action:
     action: str
     why: str = ""
     raw: bytes = b""
+    flag: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "change": self.change, "action": self.action, "why": self.why}
+        return {"path": self.path, "change": self.change, "action": self.action, "why": self.why, "flag": self.flag}
 
 
 @dataclass
@@ -88,7 +89,7 @@ def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[s
     out = SurfaceDecision()
     for change in changes:
         action, why, flag = _decide_one(change, test_files, test_dirs, blobs)
-        out.actions.append(Action(change.display, change.status, action, why, change.path))
+        out.actions.append(Action(change.display, change.status, action, why, change.path, flag))
         if flag:
             out.flags.add(flag)
         if action == "rejected" and not out.rejected:

@@ -74,6 +74,9 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
         problems.append("the test process exited 0 before its session ended (an early exit from the code under test)")
     if exits and exits[-1].get("code") != exit_code:
         problems.append(f"pytest ended with exit status {exits[-1].get('code')} but the process exited {exit_code}")
+    if end and end[-1].get("exitstatus") != exit_code:
+        problems.append(f"the session ended with exit status {end[-1].get('exitstatus')} but the process exited "
+                        f"{exit_code}")
     if end:
         failed = [k for k, r in logged.items() if r.get("outcome") == "failed"]
         if failed and end[-1].get("exitstatus") == 0:

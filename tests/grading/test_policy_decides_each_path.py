@@ -1,0 +1,116 @@
+"""The patch surface policy, path by path, without Docker: what reaches the graded tree.
+
+Pins issue 7: `addopts = "-p plugin"` added to a root pyproject.toml was recorded but never
+reverted; a `*.dist-info` entry point at the root was autoloaded; C-quoted paths escaped a regex
+parser, so a conftest.py edit was neither reverted nor flagged; hunks under `.git/` were applied.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evalharness.grading.policy import blobs_needed, decide_surface, pytest_section
+from evalharness.grading.surface import Change
+from evalharness.types import Flag
+
+TESTS = {"tests/test_calc.py"}
+Z = "0" * 40
+
+
+def change(path: bytes | str, status="M", old_mode="100644", new_mode="100644", old_id="a" * 40, new_id="b" * 40):
+    path = path.encode() if isinstance(path, str) else path
+    if status == "A":
+        old_mode, old_id = "000000", Z
+    if status == "D":
+        new_mode, new_id = "000000", Z
+    return Change(path, status, old_mode, new_mode, old_id, new_id)
+
+
+def action(path, **kw):
+    decision = decide_surface([change(path, **{k: v for k, v in kw.items() if k != "blobs"})], test_files=TESTS,
+                              blobs=kw.get("blobs"))
+    return decision.actions[0].action, decision
+
+
+@pytest.mark.parametrize("path", [".git/config", ".git/hooks/post-checkout", "sub/.git/config", ".GIT/config"])
+def test_paths_into_git_reject_the_whole_patch(path):
+    what, decision = action(path, status="A")
+    assert what == "rejected" and decision.rejected and Flag.PATCH_REJECTED.value in decision.flags
+
+
+@pytest.mark.parametrize("path,flag", [
+    ("tests/test_calc.py", Flag.TOUCHED_TESTS), ("tests/__init__.py", Flag.TOUCHED_TESTS),
+    ("conftest.py", Flag.TOUCHED_CONFIG), ("calc/conftest.py", Flag.TOUCHED_CONFIG),
+    ("tests/pytest.ini", Flag.TOUCHED_CONFIG), ("pytest.ini", Flag.TOUCHED_CONFIG),
+    ("tests/setup.cfg", Flag.TOUCHED_CONFIG), ("tests/tox.ini", Flag.TOUCHED_CONFIG),
+    ("sub/pyproject.toml", Flag.TOUCHED_CONFIG),
+    ("evil-1.0.dist-info/entry_points.txt", Flag.TOUCHED_CONFIG), ("x.egg-info/entry_points.txt", Flag.TOUCHED_CONFIG),
+    ("zz.pth", Flag.TOUCHED_CONFIG), ("calc/sitecustomize.py", Flag.TOUCHED_CONFIG),
+    ("usercustomize.py", Flag.TOUCHED_CONFIG), ("json.py", Flag.TOUCHED_CONFIG), ("pytest.py", Flag.TOUCHED_CONFIG),
+    ("_pytest/__init__.py", Flag.TOUCHED_CONFIG), ("tests/inspect.py", Flag.TOUCHED_CONFIG),
+    ("pluggy/__init__.py", Flag.TOUCHED_CONFIG),
+])
+def test_what_decides_the_verdict_is_restored_and_flagged(path, flag):
+    what, decision = action(path, status="A")
+    assert what == "restored" and flag.value in decision.flags and not decision.rejected
+    assert decision.reset and decision.reset[0].path == path
+
+
+@pytest.mark.parametrize("path", ["calc/__init__.py", "calc/json.py", "docs/index.rst", "README.md",
+                                  "calc/tests_helpers.py"])
+def test_the_fix_itself_is_applied_unflagged(path):
+    what, decision = action(path)
+    assert what == "applied" and decision.flags == set() and decision.reset == []
+
+
+def test_an_existing_root_module_named_like_the_stdlib_may_change():
+    assert action("types.py", status="M")[0] == "applied"
+    assert action("types.py", status="A")[0] == "restored"
+
+
+def test_non_utf8_and_quoted_names_are_judged_by_their_bytes():
+    what, decision = action(b'tests/"conf\xfftest".py', status="A")
+    assert what == "applied"
+    what, decision = action(b"tests/\xff/conftest.py", status="A")
+    assert what == "restored" and decision.actions[0].path.endswith("conftest.py")
+
+
+ROOT_BASE = b'[project]\nname = "calc"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+ROOT_DEPS = b'[project]\nname = "calc"\ndependencies = ["x"]\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+ROOT_PLUGIN = b'[project]\nname = "calc"\n\n[tool.pytest.ini_options]\naddopts = "-q -p forcepass"\n'
+
+
+def test_root_pyproject_is_restored_only_when_its_pytest_section_changes():
+    blobs = {"a" * 40: ROOT_BASE, "b" * 40: ROOT_DEPS}
+    what, decision = action("pyproject.toml", blobs=blobs)
+    assert what == "applied" and Flag.TOUCHED_CONFIG.value in decision.flags
+    what, decision = action("pyproject.toml", blobs={"a" * 40: ROOT_BASE, "b" * 40: ROOT_PLUGIN})
+    assert what == "restored"
+    assert action("pyproject.toml", blobs={"a" * 40: ROOT_BASE})[0] == "restored"  # unreadable side: a change
+    assert action("pyproject.toml", blobs={"a" * 40: ROOT_BASE, "b" * 40: b"[tool.pytest"})[0] == "restored"
+
+
+def test_root_setup_cfg_and_tox_ini_sections():
+    base = b"[metadata]\nname = calc\n"
+    added = b"[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -p forcepass\n"
+    assert action("setup.cfg", blobs={"a" * 40: base, "b" * 40: added})[0] == "restored"
+    assert action("tox.ini", blobs={"a" * 40: b"[tox]\nenvlist=py3\n", "b" * 40: b"[tox]\nenvlist=py311\n"})[0] \
+        == "applied"
+    assert action("tox.ini", status="A", blobs={"b" * 40: b"[pytest]\naddopts=-p x\n"})[0] == "restored"
+    assert pytest_section("setup.cfg", base) is None
+    assert pytest_section("tox.ini", b"[pytest]\naddopts = -x\n") is not None
+
+
+def test_gitlinks_and_escaping_symlinks_are_dropped_and_inner_symlinks_kept():
+    assert action("vendored", status="A", new_mode="160000")[0] == "dropped"
+    out = {"b" * 40: b"/etc/passwd"}
+    assert action("calc/link", status="A", new_mode="120000", blobs=out)[0] == "dropped"
+    assert action("calc/link", status="A", new_mode="120000", blobs={"b" * 40: b"../../x"})[0] == "dropped"
+    assert action("calc/link", status="A", new_mode="120000", blobs={"b" * 40: b"../README.md"})[0] == "applied"
+    assert action("calc/link", status="A", new_mode="120000")[0] == "dropped"  # target unknown: not trusted
+
+
+def test_blobs_needed_names_symlink_targets_and_both_sides_of_root_config():
+    changes = [change("pyproject.toml"), change("calc/link", status="A", new_mode="120000", new_id="c" * 40),
+               change("calc/x.py"), change("sub/setup.cfg")]
+    assert blobs_needed(changes) == {"a" * 40, "b" * 40, "c" * 40}
