@@ -75,6 +75,32 @@ def test_sigkill_then_resume_records_every_trial_once(tmp_path, base_image, dock
     assert not docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
 
 
+def _containers(docker_client, run_id):
+    return docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+
+
+def test_a_killed_run_shows_interrupted_and_gc_removes_its_containers(tmp_path, base_image, docker_client, tinypack):
+    proc, stderr = _start(tmp_path, "-p", str(tinypack.root), "-H", str(HARNESSES / "slow_oracle.py"),
+                          "--seeds", "4", "-j", "2", env={"EH_TEST_SLEEP": "3"})
+    db = tmp_path / "runs" / "evalharness.db"
+    run_id = _wait_for_rows(db, stderr, minimum=1)
+    deadline = time.monotonic() + 60
+    while not _containers(docker_client, run_id) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert f"{run_id}  running" in run_cli("runs", cwd=tmp_path).stdout  # a live runner is believed
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert _containers(docker_client, run_id), "a killed runner leaves its containers running"
+    assert f"{run_id}  interrupted" in run_cli("runs", cwd=tmp_path).stdout
+    gc = run_cli("sandbox", "gc", cwd=tmp_path)
+    assert "of 1 run(s) whose runner is gone" in gc.stdout
+    assert not _containers(docker_client, run_id)
+    run_cli("run", "--resume", run_id, cwd=tmp_path, env={"EH_TEST_SLEEP": "3"})
+    ids = [r[0] for r in _rows(db, run_id)]
+    assert len(ids) == len(set(ids)) == 8
+    assert f"{run_id}  completed" in run_cli("runs", cwd=tmp_path).stdout
+
+
 def test_ctrl_c_after_failures_leaves_no_container(tmp_path, base_image, docker_client, tinypack):
     env = {"EH_TEST_SLEEP": "2", "EH_TEST_FAIL_TASKS": "tiny-mean-empty"}
     proc, stderr = _start(tmp_path, "-p", str(tinypack.root), "-H", str(HARNESSES / "slow_oracle.py"),
@@ -93,12 +119,13 @@ def test_ctrl_c_after_failures_leaves_no_container(tmp_path, base_image, docker_
     assert outcomes.count("harness_error") == 6 and outcomes.count("resolved") == 6
 
 
-def _run_crashing(tmp_path, tinypack, crashes: int):
+def _run_crashing(tmp_path, tinypack, crashes: int, exit_code: int = 0):
     """Run the crashing harness on the tiny pack; its container is killed on the first ``crashes`` attempts."""
     counter = tmp_path / "counter"
     counter.mkdir()
     done = run_cli("run", "-p", str(tinypack.root), "-H", str(HARNESSES / "crashing.py"), "--format", "json",
-                   cwd=tmp_path, env={"EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": str(crashes)})
+                   cwd=tmp_path, env={"EH_TEST_COUNTER": str(counter), "EH_TEST_CRASHES": str(crashes)}, check=False)
+    assert done.returncode == exit_code, done.stderr
     report = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
     return _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr)), report
 
@@ -108,24 +135,26 @@ def test_a_crashed_container_is_retried_not_blamed_on_the_agent(tmp_path, base_i
     assert [(r[1], r[3]) for r in rows] == [("resolved", 2), ("resolved", 2)]
 
 
-def test_persistent_infra_failures_are_counted_apart(tmp_path, base_image, tinypack):
-    rows, report = _run_crashing(tmp_path, tinypack, crashes=99)
+def test_persistent_infra_failures_are_counted_apart_and_exit_3(tmp_path, base_image, tinypack):
+    rows, report = _run_crashing(tmp_path, tinypack, crashes=99, exit_code=3)
     assert [(r[1], r[2], r[3]) for r in rows] == [("sandbox_error", 1, 3)] * 2
     assert report["n_infra"] == 2
     score = report["scores"][0]
     assert score["n_infra"] == 2 and score["resolve_rate"] is None  # no usable trial: undefined, not 0%
 
 
-def test_an_image_that_cannot_build_is_an_infra_error(tmp_path, base_image, tinypack_copy):
+def test_a_recipe_that_fails_the_same_way_twice_is_a_task_error(tmp_path, base_image, tinypack_copy):
     manifest = tinypack_copy / "pack.yaml"
     manifest.write_text(manifest.read_text().replace("  setup: []", "  setup: ['echo broken recipe; exit 3']"))
-    done = run_cli("run", "-p", str(tinypack_copy), "-H", "oracle", "--format", "json", cwd=tmp_path)
+    done = run_cli("run", "-p", str(tinypack_copy), "-H", "oracle", "--format", "json", cwd=tmp_path, check=False)
+    assert done.returncode == 1, done.stderr
     rows = _rows(tmp_path / "runs" / "evalharness.db", _run_id(done.stderr))
-    assert [(r[1], r[2]) for r in rows] == [("infra_error", 1)] * 2
+    assert [(r[1], r[2]) for r in rows] == [("task_error", 0)] * 2
     # a broken recipe gets a second chance, not one build per trial and retry (2 trials x 3 attempts)
     assert done.stderr.count("building evalharness/env.tinypack") == 2
     result = next((tmp_path / "runs").glob("*/tinypack/tiny-clamp/oracle/none/seed-0/result.json"))
-    assert "broken recipe" in json.loads(result.read_text())["reason"]
+    assert json.loads(result.read_text())["reason"] == "broken recipe"
+    assert "task error: tinypack/tiny-clamp: broken recipe" in done.stderr
 
 
 def test_resume_refuses_a_changed_harness_configuration(tmp_path, base_image, tinypack):

@@ -44,6 +44,7 @@ TRANSIENT_SIGNATURES = tuple(re.compile(p, re.IGNORECASE) for p in (
 ))
 _ERROR_LINE = re.compile(r"^(error|fatal|ERROR|Error|E):? ")
 _STEP = re.compile(r"^Step \d+/\d+ : ")
+_BUILDER_LINE = re.compile(r"^\s*(--->|Removing intermediate container )")
 
 Kind = Literal["task", "transient", "unknown"]
 
@@ -61,7 +62,7 @@ def failing_step_output(log: str) -> list[str]:
     lines = log.splitlines()
     starts = [i for i, line in enumerate(lines) if _STEP.match(line)]
     step = lines[starts[-1] + 1:] if starts else lines
-    return [line.strip() for line in step if line.strip() and not line.lstrip().startswith("--->")]
+    return [line.strip() for line in step if line.strip() and not _BUILDER_LINE.match(line)]
 
 
 def diagnose(log: str, error: str = "") -> BuildFailure:
