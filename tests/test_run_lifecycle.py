@@ -88,6 +88,8 @@ def test_a_killed_run_shows_interrupted_and_gc_removes_its_containers(tmp_path, 
     while not _containers(docker_client, run_id) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert f"{run_id}  running" in run_cli("runs", cwd=tmp_path).stdout  # a live runner is believed
+    second = run_cli("run", "--resume", run_id, cwd=tmp_path, check=False)
+    assert second.returncode == 1 and f"run {run_id} is still running (pid {proc.pid}" in second.stderr
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert _containers(docker_client, run_id), "a killed runner leaves its containers running"
