@@ -157,7 +157,8 @@ class Change:
 
 
 def git_safe_env(home: str) -> dict[str, str]:
-    """An environment, built from nothing but ``PATH``, in which no config or attribute file outside the repository is read.
+    """An environment, built from nothing but ``PATH``, in which git reads no config or attribute file
+    outside the repository.
 
     ``home`` must be an existing, empty folder owned by the grader; it serves as ``HOME``
     and ``XDG_CONFIG_HOME`` so that git 2.30 finds no global configuration.
