@@ -13,11 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalharness.errors import UserError
+from evalharness.grading.canary import Canaries
 from evalharness.grading.grade import decide
+from evalharness.grading.verdict import decide_guarded
 from evalharness.packs import Pack, load_pack
 from evalharness.types import OUTCOME_FLAGS, Outcome
 
-REGRADABLE = {o.value for o in (Outcome.RESOLVED, Outcome.UNRESOLVED, Outcome.NO_PATCH, Outcome.TEST_RUN_ERROR)}
+REGRADABLE = {o.value for o in (Outcome.RESOLVED, Outcome.UNRESOLVED, Outcome.NO_PATCH, Outcome.TEST_RUN_ERROR,
+                                 Outcome.TAMPERED)}
 
 
 @dataclass(frozen=True)
@@ -56,15 +59,34 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
         if result["outcome"] not in REGRADABLE or not grade or grade.get("test_exit_code") is None:
             continue
         folder = result_file.parent
-        junit = folder / "junit.xml"
-        outcome, reason, _ = decide(
-            pack.task(result["task_id"]), parser, exit_code=grade["test_exit_code"],
-            log=(folder / "test_output.txt").read_text(), junit_xml=junit.read_text() if junit.exists() else None,
-            patch_applied=grade["patch_applied"])
+        if grade.get("runner") == "guarded":
+            outcome, reason = _regrade_guarded(pack.task(result["task_id"]), grade, folder)
+        else:
+            junit = folder / "junit.xml"
+            outcome, reason, _ = decide(
+                pack.task(result["task_id"]), parser, exit_code=grade["test_exit_code"],
+                log=(folder / "test_output.txt").read_text(), junit_xml=junit.read_text() if junit.exists() else None,
+                patch_applied=grade["patch_applied"])
         flags = tuple(sorted(result.get("flags") or ()))
         results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason,
                                flags, regraded_flags(flags, outcome)))
     return results
+
+
+def _regrade_guarded(task, grade: dict, folder: Path) -> tuple[Outcome, str]:
+    """A guarded run's records decided again: the nonce and canaries were stored with them."""
+    records = folder / "results.jsonl"
+    if not records.is_file():
+        return Outcome.TEST_RUN_ERROR, "results.jsonl is missing from the trial folder"
+    ids = grade.get("canaries") or []
+    canaries = None
+    if len(ids) == 2:
+        canaries = Canaries(ids[0].split("::")[0], ids[0], ids[1], grade.get("canary_token", ""), "")
+    patched = {a["path"] for a in grade.get("surface", []) if a.get("action") == "applied"}
+    verdict = decide_guarded(task, records.read_bytes(), grade.get("nonce", ""), exit_code=grade["test_exit_code"],
+                             canaries=canaries, patched_files=patched, workdir=grade.get("workdir", "/testbed"),
+                             patch_applied=grade["patch_applied"])
+    return verdict.outcome, verdict.reason
 
 
 def _pack(info: dict) -> Pack:

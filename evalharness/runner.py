@@ -7,6 +7,7 @@ A SIGKILL at any moment loses only the trials in flight; Ctrl-C removes every co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -37,7 +38,7 @@ from evalharness.sandbox.images import ImageBuilder
 from evalharness.store import Store, database_url
 from evalharness.taskcheck import TaskChecker
 from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, trial_files, unknown_usage
-from evalharness.types import AgentResult, Budget, ModelEndpoint, Outcome
+from evalharness.types import AgentResult, Budget, ModelEndpoint, Outcome, Usage
 
 __all__ = ["RunConfig", "RunSummary", "run", "new_run_id", "exit_code", "EXIT_OK", "EXIT_TASK_ERRORS",
            "EXIT_INFRA", "EXIT_INTERRUPTED"]
@@ -282,6 +283,7 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, trial: Trial, run_dir: Path,
                         stop: threading.Event, checker: TaskChecker) -> Outcome:
     attempts, out = 0, None
+    spent, failures = Usage(calls=0), []  # what failed attempts cost: added to the trial's record, never lost
     while out is None:
         if stop.is_set():
             return Outcome.SANDBOX_ERROR
@@ -292,6 +294,8 @@ def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, tria
         except TaskError as e:  # the task is broken: not the agent, not the machine; never retried
             out = _infra_output(trial, Outcome.TASK_ERROR, e.reason, attempts)
         except SandboxError as e:  # image build failures are SandboxErrors too
+            spent = spent + (getattr(e, "usage", None) or Usage())
+            failures.append(f"attempt {attempts}: {type(e).__name__}: {str(e)[:500]}")
             if attempts <= config.infra_retries:
                 if stop.wait(config.retry_backoff_s * 2 ** (attempts - 1)):
                     return Outcome.SANDBOX_ERROR
@@ -303,8 +307,17 @@ def _trial_with_retries(ctx: TrialContext, store: Store, config: RunConfig, tria
                                 + "".join(traceback.format_exception(e))[-3000:], attempts)
     if stop.is_set():  # interrupted mid-trial: its result may be an artefact of the teardown; do not keep it
         return out.outcome
+    out = with_failed_attempts(out, spent, failures)
     _record(ctx, store, trial, out, attempts, run_dir)
     return out.outcome
+
+
+def with_failed_attempts(out: TrialOutput, spent: Usage, failures: list[str]) -> TrialOutput:
+    """``out`` billed for the attempts that failed before it, their errors in its log (pure)."""
+    if not failures:
+        return out
+    usage = out.agent.usage + spent  # an unknown cost on either side stays unknown, never 0
+    return dataclasses.replace(out, agent=out.agent.model_copy(update={"usage": usage}), log=[*failures, *out.log])
 
 
 def _infra_output(trial: Trial, kind: Outcome, reason: str, attempts: int) -> TrialOutput:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import PurePosixPath
 
+from evalharness.errors import FileTooLarge
 from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.grading.policy import blobs_needed, decide_surface
@@ -70,6 +71,7 @@ class GradeResult:
     nonce: str = ""
     canaries: list[str] = field(default_factory=list)
     canary_token: str = ""
+    workdir: str = "/testbed"
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "results"}
@@ -288,7 +290,7 @@ def _run_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Grade
 
         raise SandboxError(f"the guarded test run did not report back: {out[-300:]!r}")
     exit_code, results_size, _ = (int(f) for f in fields)
-    result.test_exit_code, result.nonce = exit_code, nonce
+    result.test_exit_code, result.nonce, result.workdir = exit_code, nonce, sandbox.workdir
     result.canaries = list(canaries.ids) if canaries else []
     result.canary_token = canaries.token if canaries else ""
     result.test_output = _head_tail(sandbox, f"{x}/output")
@@ -389,4 +391,6 @@ def _read_optional(sandbox: Sandbox, path: str) -> str | None:
     try:
         return sandbox.read_file(path, max_bytes=MAX_RESULTS_BYTES).decode("utf-8", errors="replace")
     except FileNotFoundError:
+        return None
+    except FileTooLarge:  # written by the code under test: unreadable results, the agent's outcome
         return None

@@ -12,8 +12,7 @@ over a scratch index the patch was applied to) and says, for every path, what th
 - ``rejected``: a path into ``.git``; the whole patch is then the outcome ``patch_rejected``.
 
 Root-level ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` are kept (fixes change metadata
-there) but flagged: the guarded runner reads pytest's configuration from the base commit's copy
-(``-c``), so what the patch says there never configures the test run.
+there) and flagged, unless the patch changes their pytest section: then they are restored too.
 """
 
 from __future__ import annotations

@@ -189,3 +189,102 @@ def test_canaries_have_fresh_names_beside_the_tests_and_are_checked_strictly():
                                                    "raised_msg": "other"}})
     assert check_canaries(a, {**calls, a.passing: {"outcome": "failed"}})
     assert make_canaries([]) is None
+
+
+# --- grade()'s own decisions, with a sandbox that plays back exit codes (no Docker) ------------------
+
+class PlaybackSandbox:
+    """Answers grade()'s commands in order with (exit code, stdout); records what was written."""
+
+    workdir = "/testbed"
+
+    def __init__(self, *answers):
+        self.answers, self.written = list(answers), {}
+
+    def base_commit(self):
+        return "b" * 40
+
+    def write_file(self, path, content, *, user="agent"):
+        self.written[path] = content
+
+    def read_file(self, path, *, max_bytes=None):
+        if path.endswith("/err"):
+            return b"error: tests/test_calc.py: beyond a symbolic link"
+        raise FileNotFoundError(path)
+
+    def exec_bytes(self, argv, *, stdin=None, timeout=120.0, user="root", max_bytes=0):
+        return self.answers.pop(0)
+
+
+RAW_CONFTEST = b":000000 100644 " + b"0" * 40 + b" " + b"c" * 40 + b" A\0tests/conftest.py\0"
+
+
+def _grade(*answers, patch=b"diff"):
+    from evalharness.grading.grade import grade
+    from evalharness.packs import load_pack
+    from support import TINYPACK
+
+    pack = load_pack(TINYPACK)
+    sandbox = PlaybackSandbox(*answers)
+    return grade(pack.task("tiny-clamp"), pack.spec, patch, sandbox), sandbox
+
+
+def test_a_failed_restore_of_test_files_is_never_ignored():
+    result, _ = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False))
+    assert result.outcome is Outcome.UNRESOLVED and Flag.RESTORE_FAILED.value in result.flags
+    assert "could not be restored" in result.reason and result.test_exit_code is None
+
+
+def test_the_restored_paths_reach_the_index_as_git_plumbing_lines():
+    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (23, b"", False))
+    assert sandbox.written["/run/evalharness/priv/g/reset"] == b"0 " + b"0" * 40 + b"\ttests/conftest.py\0"
+    assert result.touched_test_config == ["tests/conftest.py"]
+
+
+def test_a_patch_git_cannot_apply_is_an_outcome_and_a_broken_grader_is_infrastructure():
+    from evalharness.errors import SandboxError
+
+    result, _ = _grade((10, b"", False))
+    assert result.outcome is Outcome.PATCH_APPLY_FAILED
+    with pytest.raises(SandboxError):
+        _grade((71, b"", False))
+
+
+def test_a_git_path_rejects_the_patch_before_anything_runs():
+    raw = b":000000 100644 " + b"0" * 40 + b" " + b"c" * 40 + b" A\0.git/hooks/post-checkout\0"
+    result, sandbox = _grade((0, b"%d\n" % len(raw) + raw, False))
+    assert result.outcome is Outcome.PATCH_REJECTED and sandbox.answers == []
+    assert "reset" not in str(sandbox.written)
+
+
+def test_unguarded_decide_cross_checks_the_exit_code_and_never_counts_skips():
+    from evalharness.grading.grade import decide
+
+    the_task = TaskSpec(instance_id="t", problem_statement="p", FAIL_TO_PASS=["tests/test_a.py::test_x"])
+    passed = "tests/test_a.py::test_x PASSED\n"
+    ok = decide(the_task, "pytest", exit_code=0, log="PASSED tests/test_a.py::test_x\n", junit_xml=None,
+                patch_applied=True)
+    assert ok[0] is Outcome.RESOLVED, ok
+    lie = decide(the_task, "pytest", exit_code=1, log="PASSED tests/test_a.py::test_x\n", junit_xml=None,
+                 patch_applied=True)
+    assert lie[0] is not Outcome.RESOLVED and "exit code" in lie[1]
+    skipped = decide(the_task, "pytest", exit_code=0, log="SKIPPED [1] tests/test_a.py::test_x: no\n",
+                     junit_xml=None, patch_applied=True)
+    assert skipped[0] is not Outcome.RESOLVED
+    del passed
+
+
+def test_unguarded_decide_never_counts_a_skipped_junit_test_as_passing():
+    from evalharness.grading.grade import decide
+
+    the_task = TaskSpec(instance_id="t", problem_statement="p", FAIL_TO_PASS=["tests/test_a.py::test_x"])
+    xml = ('<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="1" skipped="{s}" failures="0" errors="0">'
+           '<testcase classname="tests.test_a" name="test_x" file="tests/test_a.py">{body}</testcase>'
+           '</testsuite></testsuites>')
+    log = "tests/test_a.py::test_x {word}\n"
+    passed = decide(the_task, "junit", exit_code=0, log=log.format(word="PASSED"), junit_xml=xml.format(s=0, body=""),
+                    patch_applied=True)
+    assert passed[0] is Outcome.RESOLVED, passed
+    skipped = decide(the_task, "junit", exit_code=0, log=log.format(word="SKIPPED"),
+                     junit_xml=xml.format(s=1, body='<skipped message="no">no</skipped>'), patch_applied=True)
+    assert skipped[0] is Outcome.UNRESOLVED and skipped[2]["tests/test_a.py::test_x"] == "skipped", skipped
