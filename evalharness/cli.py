@@ -49,6 +49,10 @@ def cli() -> None:
 @click.option("--max-cost", type=float, default=None, help="Budget: USD per trial.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Budget: tokens per trial.")
 @click.option("--max-wall", type=float, default=None, help="Budget: seconds per trial (default: the pack's agent_s).")
+@click.option("--disk", default="2g", show_default=True,
+              help="Size of each sandbox's writable work tree (tmpfs: the agent fills its own, never the host's disk).")
+@click.option("--max-patch-mb", type=click.FloatRange(min=0, min_open=True), default=8.0, show_default=True,
+              help="A change over this size is the outcome patch_too_large (never cut).")
 @click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run; completed trials are kept.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
               show_default=True, help="Format of the report printed at the end.")
@@ -58,8 +62,8 @@ def cli() -> None:
 @RUNS_DIR
 @DB
 def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
-            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, resume, fmt, report_dir,
-            ca_bundle, runs_dir, db) -> None:
+            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, disk, max_patch_mb, resume,
+            fmt, report_dir, ca_bundle, runs_dir, db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
 
     \b
@@ -86,7 +90,7 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
             raise click.UsageError("give --pack and at least one --harness (or --resume RUN_ID)")
         config = RunConfig(
             pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)), workers=workers,
-            tasks=list(tasks) or None,
+            tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb,
             models=_model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
                                     temperature=temperature, input_cost_per_token=input_cost_per_token,
                                     output_cost_per_token=output_cost_per_token),

@@ -24,14 +24,14 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalharness.errors import ConfigError, ImageBuildError, SandboxError, TaskError, UserError
 from evalharness.harness.registry import load_harness
 from evalharness.liveness import HEARTBEAT_S, run_status, this_host
 from evalharness.packs import Pack, load_pack
 from evalharness.rundir import git_revision, trial_dir, write_json, write_trial
-from evalharness.sandbox.base import Limits
+from evalharness.sandbox.base import Limits, parse_size
 from evalharness.sandbox.docker import remove_labelled
 from evalharness.sandbox.engine import docker_client
 from evalharness.sandbox.images import ImageBuilder
@@ -61,6 +61,18 @@ class RunConfig(BaseModel):
     cpus: float = Field(default=1.0, gt=0)
     memory: str = "2g"
     pids: int = Field(default=512, gt=0)
+    disk: str = "2g"
+    """Size of each sandbox's writable work tree (tmpfs); the root file system is read-only."""
+    tmp_disk: str = "1g"
+    """Size of each sandbox's /tmp."""
+    max_patch_mb: float = Field(default=8.0, gt=0)
+    """A change larger than this is the outcome patch_too_large."""
+
+    @field_validator("disk", "tmp_disk", "memory")
+    @classmethod
+    def _a_size(cls, value: str) -> str:
+        parse_size(value)  # ValueError names the value and the expected form
+        return value
     infra_retries: int = Field(default=2, ge=0)
     retry_backoff_s: float = Field(default=2.0, ge=0)
     tasks: list[str] | None = None
@@ -183,7 +195,8 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     todo = [t for t in trials if t.trial_id(pack.name) not in done]
     summary = RunSummary(run_id, run_dir, total=len(trials), skipped=len(trials) - len(todo))
     ctx = TrialContext(run_id, pack, client, ImageBuilder(client, ca_bundle=ca_bundle, log=lambda m: progress("log", {"message": m})),
-                       config.budget, Limits(cpus=config.cpus, memory=config.memory, pids=config.pids))
+                       config.budget, Limits(cpus=config.cpus, memory=config.memory, pids=config.pids, disk=config.disk,
+                              tmp=config.tmp_disk, max_patch_bytes=int(config.max_patch_mb * 1024 * 1024)))
     progress("start", {"run_id": run_id, "total": len(trials), "todo": len(todo), "skipped": summary.skipped})
     store.set_runner(run_id, host=this_host(), pid=os.getpid())
     checker = TaskChecker(client, pack, run_id, ctx.limits, partial(ctx.images.task_image, pack))
