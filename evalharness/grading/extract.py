@@ -4,7 +4,7 @@ The agent owns its container, its work tree and the work tree's ``.git``: its gi
 (``diff.external``, textconv, filters, attributes, hooks, replace refs) would shape any diff made
 with that repository. So the diff is made by root, after every agent process is killed, with a git
 that nothing in the work tree configures: a fresh, root-only git directory under the grader's
-scratch space (``/run/evalharness/priv``, which the agent can neither list nor enter) whose objects
+scratch space (``/run/evalharness-grader/priv``, which the agent can neither list nor enter) whose objects
 borrow the image's read-only copy of the base commit (``/opt/evalharness/base.git``), no system or
 global configuration, and ``info/attributes`` overriding every in-tree ``.gitattributes``. Only the
 work tree's files are read; ``.git`` inside it is never looked at. The patch is bytes end to end

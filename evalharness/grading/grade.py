@@ -278,7 +278,9 @@ def _run_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Grade
     if "{test_files}" not in args:
         argv_args += files
     nonce = secrets.token_hex(16)
-    settings = {"nonce": nonce, "workdir": sandbox.workdir, "args": argv_args}
+    # a decoy: the grader never reads it, but a forgery that writes "the JUnit file" and leaves early trips
+    decoy = f"--junitxml={WORK}/junit-{secrets.token_hex(4)}.xml"
+    settings = {"nonce": nonce, "workdir": sandbox.workdir, "args": [decoy, *argv_args]}
     sandbox.write_file(f"{PUB}/eh_pytest.py", _launcher(), user="root")
     sandbox.write_file(f"{x}/stdin", (json.dumps(settings) + "\n").encode(), user="root")
     limit = spec.timeouts.tests_s

@@ -115,6 +115,8 @@ def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs
         if folder != "." or _pytest_config_changed(name, change, blobs):
             return "restored", "pytest reads this file as configuration", Flag.TOUCHED_CONFIG.value
         return "applied", "kept: pytest's section of it is unchanged", Flag.TOUCHED_CONFIG.value
+    if name in (".gitattributes", ".gitmodules"):
+        return "applied", "git metadata: graded with a git that ignores it, and flagged", Flag.TOUCHED_CONFIG.value
     if any(p.endswith(PLUGIN_METADATA) for p in parts) or name.endswith(".pth"):
         return "restored", "package metadata or .pth file: plugin entry points and start-up code", \
             Flag.TOUCHED_CONFIG.value

@@ -13,7 +13,7 @@ from evalharness.types import ExecResult
 AGENT_USER = "agent"
 BASE_COMMIT_FILE = "/etc/evalharness/base_commit"
 MAX_OUTPUT_BYTES = 2_000_000
-GRADER_DIR = "/run/evalharness"
+GRADER_DIR = "/run/evalharness-grader"
 """A root-owned scratch space in every sandbox (mode 0711): ``priv/`` only root reads, ``pub/`` anyone reads."""
 
 

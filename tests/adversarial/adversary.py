@@ -321,6 +321,14 @@ def remove_containers(run_id: str) -> None:
 
 # --- the assertions ------------------------------------------------------------------------
 
+KNOWN_OPEN = {
+    "13a": "open (docs/threat-model.md): Docker's overlay mount shows host paths in mountinfo; nothing behind "
+           "them is reachable from the sandbox",
+    "13b": "open (docs/threat-model.md): as 13a, through /proc/mounts and /proc/1/mountinfo",
+}
+"""Leaks this project cannot close with Docker's default runtime: reported as expected failures, never hidden."""
+
+
 def check(run: Run, a: Attack) -> None:
     """Everything an attack of its kind must satisfy; the message says which part failed."""
     assert run.status == "completed", f"run {run.run_id} is {run.status!r}, not completed\n{run.stderr[-2000:]}"
@@ -333,10 +341,13 @@ def check(run: Run, a: Attack) -> None:
     if a.kind == "control":
         assert outcome == "resolved" and not flags, summary
         return
-    assert outcome != "resolved", "FORGERY WORKED: " + summary
+    if a.kind != "damage":  # damage beside a real fix may resolve: what counts is whose outcome it is
+        assert outcome != "resolved", "FORGERY WORKED: " + summary
     if a.kind == "leak":
         shown = "\n".join(trial.outputs())
         seen = [s for s in a.secrets if s in shown]
+        if seen and a.id in KNOWN_OPEN:
+            pytest.xfail(KNOWN_OPEN[a.id])
         assert not seen, f"{summary}: visible in the sandbox: {seen}"
         return
     if a.kind == "damage":

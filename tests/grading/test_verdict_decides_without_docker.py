@@ -237,7 +237,7 @@ def test_a_failed_restore_of_test_files_is_never_ignored():
 
 def test_the_restored_paths_reach_the_index_as_git_plumbing_lines():
     result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (23, b"", False))
-    assert sandbox.written["/run/evalharness/priv/g/reset"] == b"0 " + b"0" * 40 + b"\ttests/conftest.py\0"
+    assert sandbox.written["/run/evalharness-grader/priv/g/reset"] == b"0 " + b"0" * 40 + b"\ttests/conftest.py\0"
     assert result.touched_test_config == ["tests/conftest.py"]
 
 
