@@ -98,12 +98,17 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
         flag = Flag.PATCH_TOO_LARGE if extracted.outcome is Outcome.PATCH_TOO_LARGE else Flag.PATCH_REJECTED
         return TrialOutput(extracted.outcome, extracted.reason, agent, None, started, _now(), timings, log,
                            flags=[flag.value])
+    flags = set()
+    if extracted is not None and extracted.agent_git:
+        flags.add(Flag.TOUCHED_CONFIG.value)
+        log.append("the agent set up its own git to shape diffs (ignored by the grader): "
+                   + ", ".join(extracted.agent_git))
     t0 = time.monotonic()
     result = _grade_with_retries(ctx, trial, image, extracted.patch if extracted is not None else b"", log)
     timings["grade_s"] = time.monotonic() - t0
     log.append(f"graded: {result.outcome.value} ({result.reason})")
     return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log,
-                       flags=sorted(result.flags), patch=extracted.patch if extracted is not None else None)
+                       flags=sorted(flags | result.flags), patch=extracted.patch if extracted is not None else None)
 
 
 def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:

@@ -38,6 +38,16 @@ git "$@" add -A 2>"$x/err" || fail "git could not read the work tree" 72
 git "$@" diff --cached --binary --full-index --no-color --no-ext-diff --no-textconv --no-renames "$base" \
     >"$x/patch" 2>"$x/err" || fail "git could not write the change" 73
 size=$(stat -c %s "$x/patch")
+g="$GIT_WORK_TREE/.git"
+if [ -d "$g" ] && [ ! -L "$g" ]; then
+  if [ -f "$g/config" ] && [ ! -L "$g/config" ]; then
+    git config -f "$g/config" --name-only --get-regexp \
+      '^(diff\.|filter\.|merge\.|alias\.|include|core\.(attributesfile|hookspath|fsmonitor|excludesfile|pager|gitproxy|sshcommand|worktree))' \
+      2>/dev/null | sed 's/^/config /' | head -20
+  fi
+  [ -d "$g/hooks" ] && ls -A "$g/hooks" 2>/dev/null | grep -v '\.sample$' | sed 's/^/hook /' | head -20
+  [ -e "$g/info/attributes" ] && echo "file info/attributes"
+fi
 echo "$size"
 """
 
@@ -51,6 +61,8 @@ class Extracted:
     """None when ``patch`` is the whole change; else PATCH_TOO_LARGE or PATCH_REJECTED."""
     reason: str = ""
     size: int = 0
+    agent_git: tuple[str, ...] = ()
+    """What the agent set up in its own ``.git`` to shape diffs (configuration keys, hooks): ignored here, flagged."""
 
     @property
     def text(self) -> str:
@@ -82,12 +94,13 @@ def extract_patch(sandbox: Sandbox, *, max_bytes: int | None = None, kill_agent:
                              f"reading the work tree took longer than {EXTRACT_TIMEOUT_S:g} s")
         if code != 0:
             return _failed(sandbox, x, code, out)
-        size = int(out.split()[-1])
+        lines = out.decode(errors="replace").splitlines()
+        size, agent_git = int(lines[-1]), tuple(line for line in lines[:-1] if line.strip())
         if size > cap:
             return Extracted(b"", Outcome.PATCH_TOO_LARGE,
-                             f"the change is {size} bytes, over the cap of {cap} bytes", size)
+                             f"the change is {size} bytes, over the cap of {cap} bytes", size, agent_git)
         patch = sandbox.read_file(f"{x}/patch", max_bytes=cap)
-        return Extracted(patch, size=size)
+        return Extracted(patch, size=size, agent_git=agent_git)
     finally:
         sandbox.exec_bytes(["rm", "-rf", x], timeout=60)
 

@@ -8,8 +8,9 @@ over a scratch index the patch was applied to) and says, for every path, what th
   ``conftest.py``, nested pytest configuration, plugin metadata, ``*.pth``, ``sitecustomize``,
   a test package's ``__init__.py``, a new module shadowing the runner or the standard library):
   put back as it is at the base commit, or removed when the base has none;
-- ``dropped``: a submodule entry or a symlink out of the work tree, which no fix needs;
-- ``rejected``: a path into ``.git``; the whole patch is then the outcome ``patch_rejected``.
+- ``dropped``: a submodule entry, which no fix needs;
+- ``rejected``: a path into ``.git`` or a symlink out of the work tree; the whole patch is then the
+  outcome ``patch_rejected``.
 
 Root-level ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` are kept (fixes change metadata
 there) and flagged, unless the patch changes their pytest section: then they are restored too.
@@ -126,7 +127,7 @@ def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs
     if GITLINK in (change.new_mode,):
         return "dropped", "a submodule entry: nested repositories are not graded", ""
     if change.new_mode == SYMLINK and _escapes(change.path, blobs.get(change.new_id, b"/")):
-        return "dropped", "a symlink that points outside the work tree", ""
+        return "rejected", "a symlink that points outside the work tree: no fix needs one", ""
     return "applied", "", ""
 
 

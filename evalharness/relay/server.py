@@ -85,14 +85,19 @@ class ModelRelay:
         return self
 
     def _restrict_socket(self) -> None:
-        """The socket is as private as its folder: owned by the folder's owner (the sandbox's agent uid when
-        the sandbox made the folder), mode 0600. Root, which runs the relay, connects whatever the owner.
-        Only a folder others may enter (a host that could not give it to the agent's uid) gets a 0666 socket.
-        """
+        """The socket is as private as its folder: the folder's owner and group (root and the sandbox's
+        fresh gid when the sandbox made the folder), mode 0660; 0600 in a folder only its owner enters;
+        0666 only in a folder anyone may enter (a host that could not give it away)."""
         folder = self.socket_path.parent.stat()
-        if folder.st_uid != os.geteuid():
+        if (folder.st_uid, folder.st_gid) != (os.geteuid(), os.getegid()):
             os.chown(self.socket_path, folder.st_uid, folder.st_gid)
-        os.chmod(self.socket_path, 0o666 if folder.st_mode & 0o077 else 0o600)
+        if folder.st_mode & 0o007:
+            mode = 0o666  # a folder anyone may enter: the socket cannot be more private than it
+        elif folder.st_mode & 0o070:
+            mode = 0o660  # the sandbox's own group (root:<fresh gid>, 0750)
+        else:
+            mode = 0o600
+        os.chmod(self.socket_path, mode)
 
     def enter(self) -> None:
         with self._idle:

@@ -56,6 +56,8 @@ class DockerSandbox(Sandbox):
         self._lock = threading.Lock()
         self._shared_paths = tuple(shared_dirs)
         self._shared: dict[str, Path] = {}
+        self._group: int | None = None
+        """A fresh gid given to this container's processes only: the key to its shared folders."""
 
     def shared_dir(self, container_path: str) -> Path:
         """The host folder mounted at ``container_path`` (one of ``shared_dirs``)."""
@@ -66,11 +68,12 @@ class DockerSandbox(Sandbox):
                                f"(shared: {', '.join(self._shared) or 'none'})") from None
 
     def _mounts(self) -> dict[str, dict[str, str]]:
-        """Fresh host folders: neutral names in the system temp dir, private to the agent's uid (see _give_to_agent)."""
+        """Fresh host folders: neutral names in the system temp dir, reachable only by root and by this
+        container's own group (see _give_to_sandbox)."""
         volumes = {}
         for container_path in self._shared_paths:
             host = Path(tempfile.mkdtemp(prefix="evalharness-"))  # mode 0700
-            _give_to_agent(host)
+            self._group = _give_to_sandbox(host, self._group)
             self._shared[container_path] = host
             volumes[str(host)] = {"bind": container_path, "mode": "ro"}
         return volumes
@@ -89,13 +92,15 @@ class DockerSandbox(Sandbox):
         }
         # tmpfs pages count against the container's memory: the processes keep their own allowance
         memory = parse_size(limits.memory) + 2 * disk + 2 * tmp + scratch + 64 * 1024 ** 2
+        volumes = self._mounts()
         try:
             self.container = self.client.containers.run(
                 self.image, command=["sleep", "infinity"], detach=True, init=True,
                 network_mode="none", labels=self.labels, working_dir="/", user="root",
                 mem_limit=memory, memswap_limit=memory, shm_size="64m", read_only=True, tmpfs=tmpfs,
                 nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
-                environment={"HOME": f"/home/{AGENT_USER}"}, volumes=self._mounts() or None,
+                environment={"HOME": f"/home/{AGENT_USER}"}, volumes=volumes or None,
+                group_add=[str(self._group)] if self._group is not None else None,
             )
         except _DOCKER_ERRORS as e:
             self._remove_shared()
@@ -236,20 +241,43 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(host, ignore_errors=True)
 
 
-def _give_to_agent(folder: Path) -> None:
-    """Owner uid/gid 1000 (the image's ``agent``), mode 0700: the agent and root reach it, other users do not.
+def _free_gid() -> int:
+    """A gid no host group has: only this container's processes will carry it."""
+    import grp
+    import secrets as _secrets
 
-    A host that is neither root nor uid 1000 cannot give the folder away: it stays ours with mode 0711
-    (the relay then makes its socket 0666, and other local users could reach it), with a warning.
+    while True:
+        gid = 200_000 + _secrets.randbelow(1_000_000_000)
+        try:
+            grp.getgrgid(gid)
+        except KeyError:
+            return gid
+
+
+def _give_to_sandbox(folder: Path, gid: int | None) -> int | None:
+    """Owner root, group a fresh gid that only this container's processes carry (``group_add``), mode
+    0750: no host account but root can enter it, whatever its uid; the relay's socket inside is 0660.
+
+    A host that is not root cannot do this: the folder goes to the agent's uid 1000 where it can
+    (then a host account with uid 1000 could reach the socket), else stays ours with mode 0711
+    (and any local user could), with a warning.
     """
+    if os.geteuid() == 0:
+        gid = gid if gid is not None else _free_gid()
+        os.chown(folder, 0, gid)
+        os.chmod(folder, 0o750)
+        return gid
     if os.geteuid() == AGENT_UID:
-        return
+        log.warning("running as uid %d: a host account with that uid could use %s while the trial runs",
+                    AGENT_UID, folder)
+        return None
     try:
         os.chown(folder, AGENT_UID, AGENT_UID)
+        log.warning("not root: %s is given to uid %d, which a host account may share", folder, AGENT_UID)
     except PermissionError:
         os.chmod(folder, 0o711)
-        log.warning("cannot give %s to uid %d (run as root or as uid %d): any local user could use its socket",
-                    folder, AGENT_UID, AGENT_UID)
+        log.warning("cannot give %s away (run as root): any local user could use its socket", folder)
+    return None
 
 
 def _raw(sock):

@@ -101,13 +101,14 @@ def test_root_setup_cfg_and_tox_ini_sections():
     assert pytest_section("tox.ini", b"[pytest]\naddopts = -x\n") is not None
 
 
-def test_gitlinks_and_escaping_symlinks_are_dropped_and_inner_symlinks_kept():
+def test_gitlinks_are_dropped_escaping_symlinks_rejected_and_inner_symlinks_kept():
     assert action("vendored", status="A", new_mode="160000")[0] == "dropped"
     out = {"b" * 40: b"/etc/passwd"}
-    assert action("calc/link", status="A", new_mode="120000", blobs=out)[0] == "dropped"
-    assert action("calc/link", status="A", new_mode="120000", blobs={"b" * 40: b"../../x"})[0] == "dropped"
+    what, decision = action("calc/link", status="A", new_mode="120000", blobs=out)
+    assert what == "rejected" and "outside the work tree" in decision.rejected
+    assert action("calc/link", status="A", new_mode="120000", blobs={"b" * 40: b"../../x"})[0] == "rejected"
     assert action("calc/link", status="A", new_mode="120000", blobs={"b" * 40: b"../README.md"})[0] == "applied"
-    assert action("calc/link", status="A", new_mode="120000")[0] == "dropped"  # target unknown: not trusted
+    assert action("calc/link", status="A", new_mode="120000")[0] == "rejected"  # target unknown: not trusted
 
 
 def test_blobs_needed_names_symlink_targets_and_both_sides_of_root_config():
