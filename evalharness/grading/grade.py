@@ -367,7 +367,10 @@ def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_x
         disagreement = _junit_disagrees_with_log(matched, log, exit_code)
         if disagreement:
             return Outcome.UNRESOLVED, disagreement, tests
-    failing = [t for t in wanted if matched[t] not in PASSING]
+    xfail_ok = set(task.metadata.get("xfail_at_base", []) or [])
+    failing = [t for t in task.FAIL_TO_PASS if matched[t] is not TestStatus.PASSED]
+    failing += [t for t in task.PASS_TO_PASS if not (matched[t] is TestStatus.PASSED
+                                                      or (matched[t] is TestStatus.XFAIL and t in xfail_ok))]
     if failing:
         outcome = Outcome.UNRESOLVED if patch_applied else Outcome.NO_PATCH
         return outcome, f"{len(failing)} of {len(wanted)} required tests not passing, e.g. {failing[0]}", tests

@@ -27,7 +27,8 @@ from pathlib import PurePosixPath
 from evalharness.grading.surface import Change
 from evalharness.types import Flag
 
-ALWAYS_RESTORED = {"conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py"}
+ALWAYS_RESTORED = {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "sitecustomize.py",
+                   "usercustomize.py"}
 ROOT_CONFIG = {"pyproject.toml", "setup.cfg", "tox.ini"}
 """Files that may carry pytest configuration: restored below the root, kept (and neutralised) at the root."""
 PLUGIN_METADATA = (".dist-info", ".egg-info", ".egg-link")

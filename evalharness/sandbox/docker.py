@@ -101,6 +101,7 @@ class DockerSandbox(Sandbox):
                 nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
                 environment={"HOME": f"/home/{AGENT_USER}"}, volumes=volumes or None,
                 group_add=[str(self._group)] if self._group is not None else None,
+                security_opt=["no-new-privileges"],  # a setuid program the image holds gives the agent nothing
             )
         except _DOCKER_ERRORS as e:
             self._remove_shared()

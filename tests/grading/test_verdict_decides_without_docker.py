@@ -288,3 +288,18 @@ def test_unguarded_decide_never_counts_a_skipped_junit_test_as_passing():
     skipped = decide(the_task, "junit", exit_code=0, log=log.format(word="SKIPPED"),
                      junit_xml=xml.format(s=1, body='<skipped message="no">no</skipped>'), patch_applied=True)
     assert skipped[0] is Outcome.UNRESOLVED and skipped[2]["tests/test_a.py::test_x"] == "skipped", skipped
+
+
+def test_unguarded_decide_counts_xfail_only_where_it_was_xfail_at_base():
+    from evalharness.grading.grade import decide
+
+    xml = ('<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="1" skipped="1" failures="0" errors="0">'
+           '<testcase classname="tests.test_a" name="test_x" file="tests/test_a.py">'
+           '<skipped type="pytest.xfail" message="later">later</skipped></testcase></testsuite></testsuites>')
+    log = "tests/test_a.py::test_x XFAIL\n"
+    f2p = TaskSpec(instance_id="t", problem_statement="p", FAIL_TO_PASS=["tests/test_a.py::test_x"])
+    assert decide(f2p, "junit", exit_code=0, log=log, junit_xml=xml, patch_applied=True)[0] is Outcome.UNRESOLVED
+    p2p = TaskSpec(instance_id="t", problem_statement="p", FAIL_TO_PASS=["tests/test_a.py::test_y"],
+                   PASS_TO_PASS=["tests/test_a.py::test_x"], metadata={"xfail_at_base": ["tests/test_a.py::test_x"]})
+    outcome, _, tests = decide(p2p, "junit", exit_code=0, log=log, junit_xml=xml, patch_applied=True)
+    assert tests["tests/test_a.py::test_x"] == "xfail" and tests["tests/test_a.py::test_y"] == "missing"
