@@ -17,7 +17,7 @@ from evalharness.grading.grade import GradeResult, grade
 from evalharness.packs import Pack
 from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
-from evalharness.redact import redact, secrets_of
+from evalharness.redact import REDACTED, redact, secrets_of
 from evalharness.sandbox.images import ImageBuilder
 from evalharness.trajectory import document as trajectory_document
 from evalharness.types import NO_MODEL, AgentResult, Budget, Flag, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
@@ -136,7 +136,7 @@ def _redact_bytes(data: bytes | None, secrets: list[str]) -> bytes | None:
         return None
     for secret in sorted(secrets, key=len, reverse=True):
         if secret:
-            data = data.replace(secret.encode(), b"[REDACTED]")
+            data = data.replace(secret.encode(), REDACTED.encode())
     return data
 
 

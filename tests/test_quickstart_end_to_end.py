@@ -32,7 +32,7 @@ def test_quickstart_oracle_resolves_all_and_null_none(tmp_path, base_image):
     assert manifest["pack"]["name"] == "quickstart" and manifest["revision"]["commit"]
     assert {"evalharness", "docker"} <= set(manifest["versions"])
     trial = run_dir / "quickstart" / "boltons-mathutils-ceil-exact-match" / "oracle" / "none" / "seed-1"
-    assert {"patch.diff", "result.json", "trajectory.json", "test_output.txt", "junit.xml", "trial.log"} <= {
+    assert {"patch.diff", "result.json", "trajectory.json", "test_output.txt", "results.jsonl", "trial.log"} <= {
         p.name for p in trial.iterdir()}
     assert (tmp_path / "reports" / f"{run_dir.name}.html").read_text().startswith("<!doctype html>")
 
@@ -51,7 +51,7 @@ def test_a_wrong_gold_patch_is_unresolved_with_its_reason(tmp_path, base_image, 
     result = json.loads(next((tmp_path / "runs").glob("*/tinypack/tiny-clamp/oracle/none/seed-0/result.json"))
                         .read_text())
     assert result["outcome"] == "unresolved"
-    assert result["reason"] == "1 of 5 required tests not passing, e.g. tests/test_calc.py::test_clamp_high_edge"
+    assert result["reason"] == "1 of 5 required tests not passing, e.g. tests/test_calc.py::test_clamp_high_edge (failed)"
     assert _report(done.stdout)["scores"][0]["resolve_rate"] == 0.5
 
 

@@ -51,7 +51,16 @@ def test_limits_and_labels_are_applied(tinypack, sandbox_factory, docker_client)
     sandbox = sandbox_factory(tinypack, tinypack.tasks[0])
     attrs = docker_client.api.inspect_container(sandbox.id)
     host = attrs["HostConfig"]
-    assert host["Memory"] == 2 * 1024**3 and host["NanoCpus"] == 1_000_000_000 and host["PidsLimit"] == 512
+    gib, mib = 1024**3, 1024**2
+    # the processes keep their 2 GiB; tmpfs pages (work tree and home 2 GiB each, /tmp and /var/tmp 1 GiB
+    # each, the grader's 256 MiB scratch) are charged to the container too, so the limit carries them
+    assert host["Memory"] == 2 * gib + 2 * 2 * gib + 2 * gib + 256 * mib + 64 * mib
+    assert host["MemorySwap"] == host["Memory"] and host["NanoCpus"] == 1_000_000_000 and host["PidsLimit"] == 512
+    assert host["ReadonlyRootfs"] is True and "no-new-privileges" in host["SecurityOpt"]
+    assert host["Tmpfs"]["/testbed"].startswith(f"size={2 * gib},") and host["Tmpfs"]["/tmp"].startswith(f"size={gib},")
+    df = sandbox.exec("df -B1 --output=size /testbed /tmp | tail -2").output.split()
+    assert [int(v) for v in df] == [2 * gib, gib]
+    assert sandbox.exec("touch /usr/x 2>&1; touch /opt/evalharness/x 2>&1").exit_code != 0
     labels = attrs["Config"]["Labels"]
     assert labels[LABEL_TRIAL] == "tiny-clamp" and labels[LABEL_RUN].startswith("test-")
 
