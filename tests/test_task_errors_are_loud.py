@@ -10,6 +10,7 @@ infra_error; `sandbox build` showed a traceback on a sha256 mismatch.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 
@@ -57,7 +58,8 @@ def test_a_defect_patch_that_does_not_apply_is_a_named_task_error(tmp_path, base
     assert rows["tiny-mean-empty"].startswith("no_patch")
     assert "task error: tinypack/tiny-clamp: defect_patch does not apply" in done.stderr
     assert "Traceback" not in done.stderr
-    assert done.stderr.count("building evalharness/task.tinypack") == 2  # a known defect is not built twice
+    built = re.findall(r"building (evalharness/task\.tinypack:\w+)", done.stderr)
+    assert built and len(built) == len(set(built))  # a known defect is not built twice (the other may be cached)
     report = _json_report(done.stdout)
     assert [(e["task_id"], e["trials"]) for e in report["task_errors"]] == [("tiny-clamp", 1)]
     assert report["scores"][0]["n_trials"] == 1 and report["n_infra"] == 0  # left out of the rate, not infra

@@ -109,13 +109,15 @@ def _main():
     emit({"t": "start", "pytest": pytest.__version__, "python": sys.version.split()[0]})
     sys.path.insert(0, workdir)  # what `python -m pytest` run in the work tree does
     os.chdir(workdir)
+    # argv as `python -m pytest ARGS` has it: code that looks there finds the decoy --junitxml
+    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + list(settings["args"])
     code = pytest.main(list(settings["args"]), plugins=[Recorder()])
     code = int(code)
     emit({"t": "exit", "code": code})
     out.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    # a normal interpreter exit, as `python -m pytest` has: exit handlers the code under test left run
+    # now, and one that changes the exit status is caught (the record above holds pytest's own)
+    sys.exit(code)
 
 
 def _watched():

@@ -35,6 +35,10 @@ printf '%s' "$EH_ATTRIBUTES" > "$GIT_DIR/info/attributes"
 fail() { echo "$1" >&2; cat "$x/err" >&2; exit "$2"; }
 git "$@" read-tree "$base" 2>"$x/err" || fail "the base commit is missing from the image" 71
 git "$@" add -A 2>"$x/err" || fail "git could not read the work tree" 72
+# a changed file larger than the cap makes the change too large, before any diff holds it in memory
+biggest=$(git "$@" diff --cached --raw --no-renames --no-abbrev "$base" 2>"$x/err" | awk '$4 !~ /^0+$/ {print $4}' \
+  | git "$@" cat-file --batch-check='%(objectsize)' 2>>"$x/err" | sort -n | tail -1)
+if [ -n "$biggest" ] && [ "$biggest" -gt "$EH_CAP" ]; then echo "$biggest"; exit 0; fi
 git "$@" diff --cached --binary --full-index --no-color --no-ext-diff --no-textconv --no-renames "$base" \
     >"$x/patch" 2>"$x/err" || fail "git could not write the change" 73
 size=$(stat -c %s "$x/patch")
@@ -84,7 +88,7 @@ def extract_patch(sandbox: Sandbox, *, max_bytes: int | None = None, kill_agent:
     x = f"{GRADER_DIR}/priv/extract-{secrets.token_hex(6)}"
     env = {**sandbox_git_env(f"{x}/home"), "GIT_DIR": f"{x}/g", "GIT_WORK_TREE": sandbox.workdir,
            "GIT_INDEX_FILE": f"{x}/index", "EH_ATTRIBUTES": INFO_ATTRIBUTES.decode(),
-           "EH_BASE_OBJECTS": BASE_OBJECTS}
+           "EH_BASE_OBJECTS": BASE_OBJECTS, "EH_CAP": str(cap)}
     argv = ["env", *[f"{k}={v}" for k, v in env.items()], "sh", "-c", _SCRIPT, "sh", x, base, str(cap),
             *GIT_SAFE_CONFIG]
     try:

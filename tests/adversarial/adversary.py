@@ -19,6 +19,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+
+import pytest
 from dataclasses import dataclass, field
 from pathlib import Path
 

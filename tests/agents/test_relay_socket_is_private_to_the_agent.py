@@ -68,7 +68,7 @@ def test_the_shared_folder_and_socket_belong_to_root_and_the_sandbox_group_only(
             with socket.socket(socket.AF_UNIX) as root_side:  # the relay's own uid still connects
                 root_side.connect(str(folder / "model.sock"))
         paths = [r.path for r in server.requests]
-    assert agent == "status 200" and paths == ["/v1/models"]
+    assert agent == "status 200" and paths == ["/v1/models", "/v1/models"]  # the agent's, then the other uid's
     assert host_users == {AGENT_UID: "refused PermissionError", NOBODY: "refused PermissionError"}
     # every process of the container carries its group (the agent cannot become another uid there)
     assert other_uid_in_container == "status 200"
