@@ -32,7 +32,7 @@ from evalharness.grading.policy import blobs_needed, decide_surface
 from evalharness.grading.surface import GIT_SAFE_CONFIG, INFO_ATTRIBUTES, parse_numstat_z, parse_raw_z, sandbox_git_env
 from evalharness.grading.verdict import decide_guarded
 from evalharness.packs import PackSpec
-from evalharness.sandbox.base import AGENT_USER, GRADER_DIR, Sandbox
+from evalharness.sandbox.base import GRADER_DIR, Sandbox, files_tar
 from evalharness.templating import fill
 from evalharness.types import Flag, Outcome, TaskSpec
 
@@ -41,6 +41,7 @@ JUNIT_XML = f"{GRADER_DIR}/priv/junit.xml"
 """Where an unguarded test command writes JUnit XML (the placeholder {junit_xml})."""
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
 PRIV, PUB = f"{GRADER_DIR}/priv", f"{GRADER_DIR}/pub"
+LAUNCHER = f"{PUB}/eh_pytest.py"
 BASE_OBJECTS = "/opt/evalharness/base.git/objects"
 MAX_RESULTS_BYTES = 32 * 1024 * 1024
 OUTPUT_HEAD_TAIL = 1_000_000
@@ -100,25 +101,34 @@ printf '%s
 _TREE_SCRIPT = r"""
 set -u
 x=$1 base=$2 work=$3; shift 3
-git "$@" update-index -z --index-info < "$x/reset" 2>"$x/err" || exit 23
-if [ -s "$x/test_patch.diff" ]; then git "$@" apply --cached --whitespace=nowarn "$x/test_patch.diff" 2>"$x/err" || exit 20; fi
-tree=$(git "$@" write-tree 2>"$x/err") || exit 21
-GIT_INDEX_FILE="$x/index0" git "$@" read-tree "$base" 2>"$x/err" || exit 71
-GIT_INDEX_FILE="$x/index0" git "$@" update-index -q --refresh >/dev/null 2>&1
-GIT_INDEX_FILE="$x/index0" git "$@" read-tree -m -u "$base" "$tree" 2>"$x/err" || exit 22
+g() { env $EH_GITENV git "$@"; }    # the grader's git: its environment only for git, not for the tests
+g0() { env $EH_GITENV GIT_INDEX_FILE="$x/index0" git "$@"; }
+g "$@" update-index -z --index-info 2>"$x/err" || exit 23
+if [ -s "$x/test_patch.diff" ]; then g "$@" apply --cached --whitespace=nowarn "$x/test_patch.diff" 2>"$x/err" || exit 20; fi
+tree=$(g "$@" write-tree 2>"$x/err") || exit 21
+g0 "$@" read-tree "$base" 2>"$x/err" || exit 71
+g0 "$@" update-index -q --refresh >/dev/null 2>&1
+g0 "$@" read-tree -m -u "$base" "$tree" 2>"$x/err" || exit 22
 chown -R 1000:1000 "$work"
 if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$work/$EH_CANARY" || exit 24; fi
-exit 0
+[ -n "$EH_RUN" ] || exit 0
 """
 
 _RUN_SCRIPT = r"""
-x=$1 work=$2 limit=$3; shift 3
 cd "$work" || exit 90
-setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" for v in _STRIPPED_ENV) + r"""   HOME=/home/agent PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1   timeout -k 5 "$limit" "$@" < "$x/stdin" 3> "$x/results" > "$x/output" 2>&1
+setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" for v in _STRIPPED_ENV) + r""" \
+  -u EH_RUN -u EH_CANARY -u EH_GITENV -u EH_LIMIT -u EH_LAUNCHER -u EH_MAX_RESULTS -u EH_HALF \
+  HOME=/home/agent PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1 \
+  timeout -k 5 "$EH_LIMIT" python -s "$EH_LAUNCHER" < "$x/stdin" 3> "$x/results" > "$x/output" 2>&1
 code=$?
 setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
-printf '%s %s %s
-' "$code" "$(stat -c %s "$x/results")" "$(stat -c %s "$x/output")"
+r=$(stat -c %s "$x/results"); o=$(stat -c %s "$x/output")
+printf 'EH %s %s %s\n' "$code" "$r" "$o"
+head -c "$EH_MAX_RESULTS" "$x/results"
+if [ "$o" -le $((2 * EH_HALF)) ]; then cat "$x/output"; else
+  head -c "$EH_HALF" "$x/output"; printf '\n[... %s bytes dropped by evalharness ...]\n' $((o - 2 * EH_HALF))
+  tail -c "$EH_HALF" "$x/output"; fi
+exit 0
 """
 
 
@@ -172,11 +182,21 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     base = sandbox.base_commit()
     x = f"{PRIV}/g"
     env = {**_git_env(x), "GIT_WORK_TREE": sandbox.workdir}
-    sandbox.write_file(f"{x}/patch.diff", data if data.strip() else b"", user="root")
-    sandbox.write_file(f"{x}/test_patch.diff", task.test_patch.encode() if task.test_patch.strip() else b"",
-                       user="root")
-    code, out, _ = sandbox.exec_bytes([*_env_argv(env), "sh", "-c", _SURFACE_SCRIPT, "sh", x, base,
-                                       *GIT_SAFE_CONFIG], timeout=300, max_bytes=64 * 1024 * 1024)
+    args = pytest_args(spec.test_command)
+    canaries = make_canaries(task.test_files, rng) if args is not None else None
+    nonce = secrets.token_hex(16)
+    files = {f"{x}/patch.diff": data if data.strip() else b"",
+             f"{x}/test_patch.diff": task.test_patch.encode() if task.test_patch.strip() else b"",
+             f"{x}/canary.py": canaries.source.encode() if canaries else b""}
+    if args is not None:
+        files[f"{x}/stdin"] = (json.dumps(_settings(task, args, canaries, nonce, sandbox.workdir)) + "\n").encode()
+        files[LAUNCHER] = _launcher()
+    bundle = files_tar(files) if hasattr(sandbox, "write_files") else None
+    if bundle is None:
+        write_files(sandbox, files)
+    script = ("tar -x -C / --no-overwrite-dir -f - || exit 70\n" if bundle is not None else "") + _SURFACE_SCRIPT
+    code, out, _ = sandbox.exec_bytes([*_env_argv(env), "sh", "-c", script, "sh", x, base, *GIT_SAFE_CONFIG],
+                                      stdin=bundle, timeout=300, max_bytes=64 * 1024 * 1024)
     if code == 10:
         result.outcome, result.reason = Outcome.PATCH_APPLY_FAILED, "patch did not apply"
         result.test_output = _err(sandbox, x)
@@ -205,14 +225,18 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     if decision.rejected:
         result.outcome, result.reason = Outcome.PATCH_REJECTED, f"patch rejected: {decision.rejected}"
         return result
-    args = pytest_args(spec.test_command)
-    canaries = make_canaries(task.test_files, rng) if args is not None else None
     by_raw = {c.path: c for c in changes}
     reset = b"".join(_index_line(by_raw[a.raw]) for a in decision.reset)
-    sandbox.write_file(f"{x}/reset", reset, user="root")
-    sandbox.write_file(f"{x}/canary.py", canaries.source.encode() if canaries else b"", user="root")
-    code, _, _ = sandbox.exec_bytes([*_env_argv({**env, "EH_CANARY": canaries.path if canaries else ""}), "sh", "-c",
-                                     _TREE_SCRIPT, "sh", x, base, sandbox.workdir, *GIT_SAFE_CONFIG], timeout=300)
+    limit = spec.timeouts.tests_s
+    # the tests run in the image's own environment (its PATH, its LANG); the grader's git gets its own
+    git_env = " ".join(f"{k}={v}" for k, v in env.items() if k not in ("EH_ATTRIBUTES", "EH_BASE_OBJECTS"))
+    run_env = {"EH_GITENV": git_env, "EH_CANARY": canaries.path if canaries else "", "EH_RUN": "1" if args is not None else "",
+               "EH_LIMIT": f"{limit:g}", "EH_LAUNCHER": LAUNCHER, "EH_MAX_RESULTS": str(MAX_RESULTS_BYTES),
+               "EH_HALF": str(OUTPUT_HEAD_TAIL // 2)}
+    script = _TREE_SCRIPT + (_RUN_SCRIPT if args is not None else "")
+    code, out, _ = sandbox.exec_bytes([*_env_argv(run_env), "sh", "-c", script, "sh", x, base, sandbox.workdir,
+                                       *GIT_SAFE_CONFIG], stdin=reset, timeout=300 + limit,
+                                      max_bytes=MAX_RESULTS_BYTES + OUTPUT_HEAD_TAIL + 4096)
     if code == 20:
         result.outcome, result.reason = Outcome.TASK_ERROR, "the task's test_patch does not apply (task defect)"
         result.test_output = _err(sandbox, x)
@@ -229,8 +253,30 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     if args is None:
         result.runner = "command"
         return _run_unguarded(task, spec, sandbox, result)
-    return _run_guarded(task, spec, sandbox, result, args, canaries, x,
-                        {a.path for a in decision.applied})
+    return _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied})
+
+
+def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str) -> dict:
+    """The launcher's settings line: pytest's arguments with the test files, the canaries and a decoy
+    ``--junitxml`` (never read: a forgery that writes it and leaves early trips)."""
+    files = list(task.test_files) + ([canaries.path] if canaries else [])
+    argv_args: list[str] = []
+    for token in args:
+        argv_args += files if token == "{test_files}" else [token]
+    if "{test_files}" not in args:
+        argv_args += files
+    decoy = f"--junitxml={WORK}/junit-{secrets.token_hex(4)}.xml"
+    return {"nonce": nonce, "workdir": workdir, "args": [decoy, *argv_args]}
+
+
+def write_files(sandbox: Sandbox, files: dict[str, bytes]) -> None:
+    """Root's files, in one command where the sandbox can (``write_files``)."""
+    many = getattr(sandbox, "write_files", None)
+    if many is not None:
+        many(files, user="root")
+        return
+    for path, content in files.items():
+        sandbox.write_file(path, content, user="root")
 
 
 def _index_line(change) -> bytes:
@@ -269,34 +315,24 @@ def _launcher() -> bytes:
     return resources.files("evalharness.data").joinpath("eh_pytest.py").read_bytes()
 
 
-def _run_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, args: list[str],
-                 canaries: Canaries | None, x: str, patched: set[str]) -> GradeResult:
-    files = list(task.test_files) + ([canaries.path] if canaries else [])
-    argv_args: list[str] = []
-    for token in args:
-        argv_args += files if token == "{test_files}" else [token]
-    if "{test_files}" not in args:
-        argv_args += files
-    nonce = secrets.token_hex(16)
-    # a decoy: the grader never reads it, but a forgery that writes "the JUnit file" and leaves early trips
-    decoy = f"--junitxml={WORK}/junit-{secrets.token_hex(4)}.xml"
-    settings = {"nonce": nonce, "workdir": sandbox.workdir, "args": [decoy, *argv_args]}
-    sandbox.write_file(f"{PUB}/eh_pytest.py", _launcher(), user="root")
-    sandbox.write_file(f"{x}/stdin", (json.dumps(settings) + "\n").encode(), user="root")
-    limit = spec.timeouts.tests_s
-    code, out, _ = sandbox.exec_bytes(["sh", "-c", _RUN_SCRIPT, "sh", x, sandbox.workdir, f"{limit:g}",
-                                       "python", "-s", f"{PUB}/eh_pytest.py"], timeout=limit + 60)
-    fields = out.split()
-    if len(fields) != 3:
+def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, out: bytes,
+                   canaries: Canaries | None, nonce: str, patched: set[str]) -> GradeResult:
+    """Read the framed report of the run (header, capped records, output head and tail) and decide."""
+    header, _, rest = out.partition(b"\n")
+    fields = header.split()
+    if len(fields) != 4 or fields[0] != b"EH":
         from evalharness.errors import SandboxError
 
         raise SandboxError(f"the guarded test run did not report back: {out[-300:]!r}")
-    exit_code, results_size, _ = (int(f) for f in fields)
+    exit_code, results_size, _ = (int(f) for f in fields[1:])
+    kept = min(results_size, MAX_RESULTS_BYTES)
+    records, output = rest[:kept], rest[kept:]
+    limit = spec.timeouts.tests_s
     result.test_exit_code, result.nonce, result.workdir = exit_code, nonce, sandbox.workdir
     result.canaries = list(canaries.ids) if canaries else []
     result.canary_token = canaries.token if canaries else ""
-    result.test_output = _head_tail(sandbox, f"{x}/output")
-    if exit_code in (124, 137) and "timeout" not in result.test_output[-200:] and _timed_out(exit_code):
+    result.test_output = output.decode("utf-8", errors="replace")
+    if _timed_out(exit_code):
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {limit:g} s"
         return result
     if results_size > MAX_RESULTS_BYTES:
@@ -304,8 +340,8 @@ def _run_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Grade
                                                            "bytes, far more than the grader's plugin writes")
         result.flags.add(Flag.TAMPERED.value)
         return result
-    result.results = sandbox.read_file(f"{x}/results", max_bytes=MAX_RESULTS_BYTES)
-    verdict = decide_guarded(task, result.results, nonce, exit_code=exit_code, canaries=canaries,
+    result.results = records
+    verdict = decide_guarded(task, records, nonce, exit_code=exit_code, canaries=canaries,
                              patched_files=patched, workdir=sandbox.workdir, patch_applied=result.patch_applied)
     result.outcome, result.reason, result.tests = verdict.outcome, verdict.reason, verdict.tests
     result.flags |= verdict.flags
@@ -315,15 +351,6 @@ def _run_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Grade
 
 def _timed_out(exit_code: int) -> bool:
     return exit_code in (124, 137)
-
-
-def _head_tail(sandbox: Sandbox, path: str) -> str:
-    half = OUTPUT_HEAD_TAIL // 2
-    script = ('s=$(stat -c %s "$1"); if [ "$s" -le "$2" ]; then cat "$1"; else head -c "$3" "$1"; '
-              'printf "\n[... %s bytes dropped by evalharness ...]\n" $((s - 2 * $3)); tail -c "$3" "$1"; fi')
-    _, out, _ = sandbox.exec_bytes(["sh", "-c", script, "sh", path, str(2 * half), str(half)],
-                                   max_bytes=OUTPUT_HEAD_TAIL + 200)
-    return out.decode("utf-8", errors="replace")
 
 
 def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:

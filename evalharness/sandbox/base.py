@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import abc
+import io
 import shlex
+import tarfile
 import time
 from dataclasses import dataclass
 
@@ -45,6 +47,26 @@ def parse_size(text: str | int) -> int:
         return int(value)
     except ValueError:
         raise ValueError(f"not a size: {text!r} (examples: 2g, 512m, 1048576)") from None
+
+
+def files_tar(files: dict[str, bytes]) -> bytes:
+    """Root's files as one tar to unpack at / (folders below the grader's space made 0700)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        made: set[str] = set()
+        for path, data in files.items():
+            parts = path.strip("/").split("/")
+            for depth in range(3, len(parts)):  # below run/evalharness-grader/{priv,pub}
+                folder = "/".join(parts[:depth])
+                if folder not in made:
+                    info = tarfile.TarInfo(folder)
+                    info.type, info.mode = tarfile.DIRTYPE, 0o700
+                    tar.addfile(info)
+                    made.add(folder)
+            info = tarfile.TarInfo("/".join(parts))
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
 
 
 class HeadTail:

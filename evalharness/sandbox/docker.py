@@ -20,7 +20,7 @@ from docker.utils.socket import frames_iter
 
 from evalharness.errors import FileTooLarge, SandboxError
 from evalharness.sandbox.base import (AGENT_USER, GRADER_DIR, MAX_OUTPUT_BYTES, HeadTail, Limits, Sandbox,
-                                      parse_size)
+                                      files_tar, parse_size)
 from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 from evalharness.types import ExecResult
 
@@ -31,6 +31,14 @@ _DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
 SEED_TAR = "/opt/evalharness/seed.tar"
+_SEED_FAILED = 75
+_SEED_SCRIPT = (f"mkdir -m 0700 {GRADER_DIR}/priv && mkdir -m 0755 {GRADER_DIR}/pub "
+                f"&& {{ [ ! -f {SEED_TAR} ] || tar -C / -xpf {SEED_TAR} --numeric-owner; }} "
+                f"&& touch {GRADER_DIR}/.ready || touch {GRADER_DIR}/.failed; exec sleep infinity")
+"""The container's own first act (as root, before any command): make the grader's folders and unpack
+the work tree and home into their tmpfs. Saves a round trip per sandbox."""
+_AWAIT_SEED = (f'while [ ! -e {GRADER_DIR}/.ready ]; do [ -e {GRADER_DIR}/.failed ] && exit {_SEED_FAILED}; '
+               'sleep 0.005; done; exec "$@"')
 """The work tree and /home/agent as the task image holds them (prepare_task.sh), unpacked into tmpfs at start."""
 MAX_READ_BYTES = 64 * 1024 * 1024
 _base_commits: dict[str, str] = {}
@@ -95,7 +103,7 @@ class DockerSandbox(Sandbox):
         volumes = self._mounts()
         try:
             self.container = self.client.containers.run(
-                self.image, command=["sleep", "infinity"], detach=True, init=True,
+                self.image, command=["sh", "-c", _SEED_SCRIPT], detach=True, init=True,
                 network_mode="none", labels=self.labels, working_dir="/", user="root",
                 mem_limit=memory, memswap_limit=memory, shm_size="64m", read_only=True, tmpfs=tmpfs,
                 nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
@@ -106,12 +114,7 @@ class DockerSandbox(Sandbox):
         except _DOCKER_ERRORS as e:
             self._remove_shared()
             raise SandboxError(f"could not start a container from {self.image}: {e}") from e
-        seed = ("set -e; mkdir -m 0700 {g}/priv; mkdir -m 0755 {g}/pub; "
-                "if [ -f {s} ]; then tar -C / -xpf {s} --numeric-owner; fi").format(g=GRADER_DIR, s=SEED_TAR)
-        code, out, _ = self.exec_bytes(["sh", "-c", seed], timeout=300)
-        if code != 0:
-            self.close()
-            raise SandboxError(f"could not unpack the work tree in {self.image}: {out[-500:].decode(errors='replace')}")
+        self._seeded = False  # the container unpacks its seed itself; the first command waits for it
         return self
 
     @property
@@ -127,6 +130,8 @@ class DockerSandbox(Sandbox):
         """
         if self.container is None:
             raise SandboxError("sandbox used before start()")
+        if not getattr(self, "_seeded", True):
+            argv = ["sh", "-c", _AWAIT_SEED, "sh", *argv]
         api = self.client.api
         try:
             exec_id = api.exec_create(self.container.id, argv, user=user, workdir=workdir,
@@ -153,7 +158,13 @@ class DockerSandbox(Sandbox):
             code = api.exec_inspect(exec_id).get("ExitCode")
         except _DOCKER_ERRORS as e:
             raise SandboxError(f"exec failed in container {self.id[:12]}: {e}") from e
-        return -1 if code is None else int(code)
+        code = -1 if code is None else int(code)
+        if not getattr(self, "_seeded", True):
+            if code == _SEED_FAILED:
+                self.close()
+                raise SandboxError(f"could not unpack the work tree in {self.image}")
+            self._seeded = True
+        return code
 
     def _alive(self) -> bool:
         try:
@@ -204,6 +215,13 @@ class DockerSandbox(Sandbox):
         code, _, _ = self.exec_bytes(["sh", "-c", script, "sh", path], stdin=data, user=user, timeout=120)
         if code != 0:
             raise SandboxError(f"could not write {path} into the sandbox (exit {code})")
+
+    def write_files(self, files: dict[str, bytes], *, user: str = "root") -> None:
+        """Several files in one command: a tar on standard input, unpacked at /."""
+        code, out, _ = self.exec_bytes(["tar", "-x", "-C", "/", "--no-overwrite-dir", "-f", "-"],
+                                       stdin=files_tar(files), user=user, timeout=120)
+        if code != 0:
+            raise SandboxError(f"could not write {len(files)} files into the sandbox (exit {code}): {out[-300:]!r}")
 
     def base_commit(self) -> str:
         if self.image not in _base_commits:
