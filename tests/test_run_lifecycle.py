@@ -76,7 +76,8 @@ def test_sigkill_then_resume_records_every_trial_once(tmp_path, base_image, dock
 
 
 def _containers(docker_client, run_id):
-    return docker_client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+    # the low-level listing: containers.list() inspects each one and races with their removal
+    return docker_client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
 
 
 def test_a_killed_run_shows_interrupted_and_gc_removes_its_containers(tmp_path, base_image, docker_client, tinypack):
