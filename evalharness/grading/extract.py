@@ -23,15 +23,19 @@ from evalharness.types import Outcome
 BASE_OBJECTS = "/opt/evalharness/base.git/objects"
 EXTRACT_TIMEOUT_S = 300.0
 
+SCRATCH_GIT = r"""
+mkdir -m 0700 -p "$x/home" && env -u GIT_WORK_TREE git init -q --bare --template= "$GIT_DIR" || exit 70
+mkdir -p "$GIT_DIR/info" "$GIT_DIR/objects/info"
+echo "$EH_BASE_OBJECTS" > "$GIT_DIR/objects/info/alternates"
+printf '%s' "$EH_ATTRIBUTES" > "$GIT_DIR/info/attributes"
+"""
+"""The grader's scratch git in ``$x/g`` (GIT_DIR): no template, the base objects borrowed, attributes neutral."""
+
 _SCRIPT = r"""
 set -u
 x=$1 base=$2
 shift 3
-mkdir -m 0700 "$x" "$x/home" || exit 70
-env -u GIT_WORK_TREE git init -q --bare --template= "$GIT_DIR" || exit 70
-mkdir -p "$GIT_DIR/info" "$GIT_DIR/objects/info"
-echo "$EH_BASE_OBJECTS" > "$GIT_DIR/objects/info/alternates"
-printf '%s' "$EH_ATTRIBUTES" > "$GIT_DIR/info/attributes"
+""" + SCRATCH_GIT + r"""
 fail() { echo "$1" >&2; cat "$x/err" >&2; exit "$2"; }
 git "$@" read-tree "$base" 2>"$x/err" || fail "the base commit is missing from the image" 71
 git "$@" add -A 2>"$x/err" || fail "git could not read the work tree" 72

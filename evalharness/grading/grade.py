@@ -28,8 +28,10 @@ from pathlib import PurePosixPath
 from evalharness.errors import FileTooLarge
 from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
+from evalharness.grading.extract import BASE_OBJECTS, SCRATCH_GIT
 from evalharness.grading.policy import blobs_needed, decide_surface
-from evalharness.grading.surface import GIT_SAFE_CONFIG, INFO_ATTRIBUTES, parse_numstat_z, parse_raw_z, sandbox_git_env
+from evalharness.grading.surface import (GIT_SAFE_CONFIG, INFO_ATTRIBUTES, RAW_DIFF_ARGS, parse_numstat_z, parse_raw_z,
+                                         sandbox_git_env)
 from evalharness.grading.verdict import decide_guarded
 from evalharness.packs import PackSpec
 from evalharness.sandbox.base import GRADER_DIR, Sandbox, files_tar
@@ -42,7 +44,6 @@ JUNIT_XML = f"{GRADER_DIR}/priv/junit.xml"
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
 PRIV, PUB = f"{GRADER_DIR}/priv", f"{GRADER_DIR}/pub"
 LAUNCHER = f"{PUB}/eh_pytest.py"
-BASE_OBJECTS = "/opt/evalharness/base.git/objects"
 MAX_RESULTS_BYTES = 32 * 1024 * 1024
 OUTPUT_HEAD_TAIL = 1_000_000
 _STRIPPED_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT",
@@ -82,16 +83,12 @@ class GradeResult:
 _SURFACE_SCRIPT = r"""
 set -u
 x=$1 base=$2; shift 2
-mkdir -m 0700 -p "$x/home" && env -u GIT_WORK_TREE git init -q --bare --template= "$GIT_DIR" || exit 70
-mkdir -p "$GIT_DIR/info" "$GIT_DIR/objects/info"
-echo "$EH_BASE_OBJECTS" > "$GIT_DIR/objects/info/alternates"
-printf '%s' "$EH_ATTRIBUTES" > "$GIT_DIR/info/attributes"
+""" + SCRATCH_GIT + r"""
 git "$@" read-tree "$base" 2>"$x/err" || exit 71
 if [ -s "$x/patch.diff" ]; then
   git "$@" apply --cached --whitespace=nowarn "$x/patch.diff" 2>"$x/err"     || git "$@" apply --cached --whitespace=nowarn --recount -C1 "$x/patch.diff" 2>>"$x/err" || exit 10
 fi
-git "$@" """ + " ".join(("diff", "--cached", "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
-                         "--full-index", "--no-abbrev", "--no-color", "--no-relative", "--ignore-submodules=none")) + r""" "$base" -- > "$x/raw" 2>"$x/err" || exit 72
+git "$@" """ + " ".join(RAW_DIFF_ARGS) + r""" "$base" -- > "$x/raw" 2>"$x/err" || exit 72
 : > "$x/tp"
 if [ -s "$x/test_patch.diff" ]; then git "$@" apply --numstat -z "$x/test_patch.diff" > "$x/tp" 2>"$x/err" || exit 20; fi
 printf '%s
@@ -354,15 +351,15 @@ def _timed_out(exit_code: int) -> bool:
 
 
 def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
+    junit = f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"
     command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in task.test_files),
-                                       "junit_xml": f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"})
+                                       "junit_xml": junit})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
         return result
-    junit_path = command.split("evalharness-junit-")[1].split(".xml")[0] if "evalharness-junit-" in command else ""
-    result.junit_xml = _read_optional(sandbox, f"{WORK}/evalharness-junit-{junit_path}.xml") if junit_path else None
+    result.junit_xml = _read_optional(sandbox, junit)
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
         patch_applied=result.patch_applied)
