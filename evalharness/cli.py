@@ -291,7 +291,9 @@ def sandbox_cmd() -> None:
 
 
 @sandbox_cmd.command("bootstrap")
-@click.option("--base", default="bookworm", show_default=True, help="Base image recipe.")
+@click.option("--base", default="bookworm", show_default=True,
+              help="Base image recipe: bullseye (Python 3.9), bookworm (3.11), trixie (3.13)."
+              " Repeat the command for each base you need.")
 @click.option("--method", type=click.Choice(["auto", "pull", "debootstrap"]), default="auto", show_default=True,
               help="auto: pull the official image where a registry answers, else debootstrap locally.")
 @click.option("--mirror", default=None, help="Debian mirror for debootstrap (default: the host's apt mirror).")
@@ -389,10 +391,12 @@ def packs_cmd() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 def validate_cmd(paths) -> None:
     """Check pack manifests and task files; exit 1 on the first problem."""
+    from evalharness.grading.parsers import check_names
     from evalharness.packs import load_pack
 
     for path in paths:
         pack = load_pack(path)
+        check_names(pack.log_parsers(), f"task pack {path}")
         click.echo(f"{path}: ok ({pack.name} v{pack.spec.version}, {len(pack.tasks)} tasks)")
 
 

@@ -51,7 +51,6 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
     if not manifest.is_file():
         raise UserError(f"no run folder at {run_dir}", "give a run id under --runs-dir, or the folder itself")
     pack = _pack(json.loads(manifest.read_text())["pack"])
-    parser = log_parser or pack.spec.log_parser
     results = []
     for result_file in sorted(run_dir.glob("*/*/*/*/seed-*/result.json")):
         result = json.loads(result_file.read_text())
@@ -64,7 +63,8 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
         else:
             junit = folder / "junit.xml"
             outcome, reason, _ = decide(
-                pack.task(result["task_id"]), parser, exit_code=grade["test_exit_code"],
+                pack.task(result["task_id"]), log_parser or pack.spec_for(pack.task(result["task_id"])).log_parser,
+                exit_code=grade["test_exit_code"],
                 log=(folder / "test_output.txt").read_text(), junit_xml=junit.read_text() if junit.exists() else None,
                 patch_applied=grade["patch_applied"])
         flags = tuple(sorted(result.get("flags") or ()))

@@ -27,6 +27,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalharness.errors import ConfigError, ImageBuildError, SandboxError, TaskError, UserError
+from evalharness.grading.parsers import check_names
 from evalharness.harness.registry import load_harness
 from evalharness.liveness import HEARTBEAT_S, run_status, this_host
 from evalharness.packs import Pack, load_pack
@@ -172,6 +173,7 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     else:
         run_id = new_run_id()
     pack = load_pack(config.pack)
+    check_names(pack.log_parsers(), f"task pack {config.pack}")
     if resume and pack.content_hash != stored["pack_hash"]:
         raise UserError(f"pack {config.pack} changed since run {run_id} started",
                         "resume only with the same pack content; start a new run otherwise")

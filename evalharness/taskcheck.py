@@ -49,6 +49,8 @@ class TaskChecker:
         with self._guard:
             lock = self._locks.setdefault(task.instance_id, threading.Lock())
         with lock:
+            if task.instance_id not in self._found and (problem := self.pack.recipe_problem(task)) is not None:
+                self._found[task.instance_id] = TaskError(f"task {task.instance_id}: {problem}", reason=problem)
             if task.instance_id not in self._found:
                 image = self.task_image(task)  # TaskError or ImageBuildError propagate; a retry builds again
                 problems = self._apply_checks(task, image)
@@ -61,7 +63,7 @@ class TaskChecker:
     def _apply_checks(self, task: TaskSpec, image: str) -> list[str]:
         if not (task.patch.strip() or task.test_patch.strip()):
             return []
-        spec = self.pack.spec
+        spec = self.pack.spec_for(task)
         with DockerSandbox(self.client, image, run_id=self.run_id, trial=f"{self.pack.name}/{task.instance_id}/check",
                            role="check", limits=self.limits, workdir=spec.environment.workdir,
                            default_timeout=spec.timeouts.exec_s) as sandbox:

@@ -145,7 +145,7 @@ GRADE_RETRIES = 2
 
 
 def _grade_with_retries(ctx: TrialContext, trial: Trial, image: str, patch: bytes, log: list[str]) -> GradeResult:
-    spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
+    spec, trial_id = ctx.pack.spec_for(trial.task), trial.trial_id(ctx.pack.name)
     for attempt in range(GRADE_RETRIES + 1):
         try:
             with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="grader",
@@ -174,7 +174,7 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> t
     A SandboxError raised here is infrastructure; it carries what the harness had spent (``usage``)
     so that a retry adds to the bill rather than hiding it.
     """
-    spec, trial_id = ctx.pack.spec, trial.trial_id(ctx.pack.name)
+    spec, trial_id = ctx.pack.spec_for(trial.task), trial.trial_id(ctx.pack.name)
     wall = ctx.budget.max_wall_s or spec.timeouts.agent_s
     options = dict(getattr(trial.harness, "sandbox_options", lambda: {})())  # e.g. {"shared_dirs": [...]}
     with DockerSandbox(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent", limits=ctx.limits,

@@ -51,12 +51,26 @@ def test_bad_json_line_names_the_line(tinypack_copy):
 
 
 def test_unknown_log_parser_lists_known_ones(tinypack_copy):
+    """The pack is plain data; the grader owns the parser names and checks them (validate, run)."""
+    from evalharness.grading.parsers import check_names
+
     manifest = tinypack_copy / "pack.yaml"
     manifest.write_text(manifest.read_text().replace("log_parser: junit", "log_parser: nosuchparser"))
+    pack = load_pack(tinypack_copy)
     with pytest.raises(TaskPackError) as err:
-        load_pack(tinypack_copy)
+        check_names(pack.log_parsers(), f"task pack {manifest}")
     text = str(err.value)
     assert str(manifest) in text and "log_parser" in text and "nosuchparser" in text and "junit" in text
+    done = run_cli("packs", "validate", str(tinypack_copy), cwd=tinypack_copy, check=False)
+    assert done.returncode == 1 and "nosuchparser" in done.stderr and "junit" in done.stderr
+
+
+def test_packs_do_not_import_the_grader():
+    import ast
+
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "evalharness" / "packs.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any(m.startswith("evalharness.grading") for m in imported)
 
 
 def test_negative_timeout_names_the_field_and_value(tinypack_copy):

@@ -241,3 +241,15 @@ def consistent_with_exit_code(results: ParseResult, exit_code: int) -> tuple[boo
     if exit_code == 0 and not results:
         return False, "exit code 0 but no test results were parsed: wrong log_parser for this log?"
     return True, f"exit code {exit_code} agrees with {len(bad)} failed/errored of {len(results)} tests"
+
+
+def check_names(names: Iterable[str], where: str = "task pack") -> None:
+    """Raise TaskPackError naming every parser in ``names`` that does not exist: a pack is plain data and
+    names parsers; the grader, which owns them, checks the names (``Pack.log_parsers()``)."""
+    from evalharness.errors import TaskPackError
+
+    unknown = sorted(set(names) - set(PARSERS))
+    if unknown:
+        raise TaskPackError(f"{where} is invalid",
+                            f"log_parser: unknown log parser {', '.join(map(repr, unknown))}; "
+                            f"known: {', '.join(sorted(PARSERS))}")

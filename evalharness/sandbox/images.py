@@ -27,7 +27,7 @@ import requests
 from docker.errors import DockerException, ImageNotFound
 
 from evalharness.errors import ImageBuildError, PrerequisiteError, TaskError
-from evalharness.packs import GitSource, Pack, PathSource, PypiSdistSource
+from evalharness.packs import EnvironmentSpec, GitSource, Pack, PackSpec, PathSource, PypiSdistSource
 from evalharness.sandbox.build_failures import BuildFailure, diagnose, engine_failure, is_task_defect
 from evalharness.sandbox.sources import git_bundle, local_git_repository, path_source_tar
 from evalharness.types import TaskSpec
@@ -64,27 +64,57 @@ class BaseRecipe:
     suite: str
     packages: tuple[str, ...]
     official_image: str
+    python: str = ""
+    """The version of the suite's ``python3`` ("3.9"); recipes that name a Python get this base."""
 
     @property
     def tag(self) -> str:
         return f"evalharness/base:{self.name}-{_hash(self.suite, self.packages)}"
 
 
+BASE_PACKAGES = ("python3", "python3-venv", "git", "ca-certificates", "patch")
 BASE_RECIPES = {
-    "bookworm": BaseRecipe("bookworm", "bookworm", ("python3", "python3-venv", "git", "ca-certificates", "patch"),
-                           "debian:bookworm-slim"),
+    "bullseye": BaseRecipe("bullseye", "bullseye", BASE_PACKAGES, "debian:bullseye-slim", "3.9"),
+    "bookworm": BaseRecipe("bookworm", "bookworm", BASE_PACKAGES, "debian:bookworm-slim", "3.11"),
+    "trixie": BaseRecipe("trixie", "trixie", BASE_PACKAGES, "debian:trixie-slim", "3.13"),
 }
+DEFAULT_BASE = "bookworm"
 
 
-def base_recipe(name: str) -> BaseRecipe:
+def pack_bases(pack: Pack | None) -> dict[str, BaseRecipe]:
+    """The built-in bases plus those the pack adds (``bases:`` in pack.yaml)."""
+    bases = dict(BASE_RECIPES)
+    for name, spec in (pack.spec.bases.items() if pack is not None else ()):
+        bases[name] = BaseRecipe(name, spec.suite, tuple(dict.fromkeys([*BASE_PACKAGES, *spec.packages])),
+                                 spec.official_image or f"debian:{spec.suite}-slim", spec.python)
+    return bases
+
+
+def base_recipe(name: str, pack: Pack | None = None) -> BaseRecipe:
+    bases = pack_bases(pack)
     try:
-        return BASE_RECIPES[name]
+        return bases[name]
     except KeyError:
-        raise PrerequisiteError(f"unknown base image recipe {name!r}", f"known: {', '.join(BASE_RECIPES)}") from None
+        raise PrerequisiteError(f"unknown base image recipe {name!r}", f"known: {', '.join(bases)}") from None
 
 
-def require_base(client: docker.DockerClient, name: str) -> str:
-    tag = base_recipe(name).tag
+def base_for(env: EnvironmentSpec, pack: Pack | None = None) -> BaseRecipe:
+    """The base an environment builds on: the one it names, else the one whose Python it names, else bookworm."""
+    if env.base is not None:
+        return base_recipe(env.base, pack)
+    if env.python is None:
+        return base_recipe(DEFAULT_BASE, pack)
+    matching = [b for b in pack_bases(pack).values() if b.python == env.python]
+    if not matching:
+        known = ", ".join(f"{b.name} ({b.python})" for b in pack_bases(pack).values())
+        raise TaskError(f"no base image ships Python {env.python}",
+                        f"known bases: {known}; name another Python in the recipe, or add a base under "
+                        "'bases:' in pack.yaml", reason=f"no base with Python {env.python}")
+    return matching[0]
+
+
+def require_base(client: docker.DockerClient, name: str, pack: Pack | None = None) -> str:
+    tag = base_recipe(name, pack).tag
     if not image_exists(client, tag):
         raise PrerequisiteError(f"base image {tag} is missing",
                                 f"build it with: evalharness sandbox bootstrap --base {name}")
@@ -116,8 +146,8 @@ class BuildContext:
         return buf
 
 
-def _source_steps(pack: Pack, ctx: BuildContext) -> list[str]:
-    src, workdir = pack.spec.environment.source, pack.spec.environment.workdir
+def _source_steps(pack: Pack, env: EnvironmentSpec, ctx: BuildContext) -> list[str]:
+    src, workdir = env.source, env.workdir
     if isinstance(src, PypiSdistSource):
         ctx.files["unpack_sdist.py"] = _data("unpack_sdist.py")
         return ["COPY unpack_sdist.py /usr/local/lib/evalharness/unpack_sdist.py",
@@ -143,8 +173,9 @@ def _source_steps(pack: Pack, ctx: BuildContext) -> list[str]:
     return [f"ADD source.tar {workdir}/"]
 
 
-def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None) -> BuildContext:
-    env = pack.spec.environment
+def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None, spec: PackSpec | None = None) -> BuildContext:
+    env = (spec or pack.spec).environment
+    assert env is not None, "a recipe pack's environment comes from pack.spec_for(task)"
     ctx = BuildContext(dockerfile="")
     ctx.files["prepare_task.sh"] = _data("prepare_task.sh")
     lines = [f"FROM {base_tag}",
@@ -156,9 +187,12 @@ def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None) -> B
         ca = "/etc/evalharness/ca-bundle.crt"
         lines += [f"COPY ca-bundle.crt {ca}",
                   f"ENV PIP_CERT={ca} SSL_CERT_FILE={ca} REQUESTS_CA_BUNDLE={ca} GIT_SSL_CAINFO={ca}"]
+    if env.apt:
+        lines.append("RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends "
+                     + " ".join(shlex.quote(p) for p in env.apt) + " >/dev/null && rm -rf /var/lib/apt/lists/*")
     lines += ["RUN (id -u agent >/dev/null 2>&1 || useradd -m -u 1000 -s /bin/bash agent) && python3 -m venv /opt/venv",
               "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin VIRTUAL_ENV=/opt/venv",
-              *_source_steps(pack, ctx),
+              *_source_steps(pack, env, ctx),
               f"WORKDIR {env.workdir}"]
     if env.pip:
         lines.append("RUN pip install " + " ".join(shlex.quote(r) for r in env.pip))
@@ -169,25 +203,26 @@ def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None) -> B
 
 
 def task_context(pack: Pack, task: TaskSpec, env_tag: str) -> BuildContext:
+    workdir = pack.spec_for(task).environment.workdir
     ctx = BuildContext(dockerfile="")
     lines = [f"FROM {env_tag}"]
     if task.defect_patch:
         ctx.files["defect.diff"] = task.defect_patch.encode()
         lines.append("COPY defect.diff /tmp/evalharness-task/defect.diff")
     upstream = shlex.quote(task.base_commit) if task.base_commit else ""
-    lines.append(f"RUN EVALHARNESS_WORKDIR={pack.spec.environment.workdir} evalharness-prepare-task {upstream}")
+    lines.append(f"RUN EVALHARNESS_WORKDIR={workdir} evalharness-prepare-task {upstream}")
     ctx.dockerfile = "\n".join(lines) + "\n"
     return ctx
 
 
-def harness_context(pack: Pack, env_tag: str, steps: list[str]) -> BuildContext:
+def harness_context(pack: Pack, env_tag: str, steps: list[str], workdir: str = "/testbed") -> BuildContext:
     """The environment plus a harness's install steps, run as root from ``/`` (the work tree stays as it was).
 
     Each step is a shell command (a ``RUN`` line) or, when it starts with ``ENV ``, an ENV line.
     """
     lines = [f"FROM {env_tag}", *[f"ARG {name}" for name in FORWARDED_BUILD_ENV], "WORKDIR /"]
     lines += [step if step.startswith("ENV ") else f"RUN {step}" for step in steps]
-    lines.append(f"WORKDIR {pack.spec.environment.workdir}")
+    lines.append(f"WORKDIR {workdir}")
     return BuildContext(dockerfile="\n".join(lines) + "\n")
 
 
@@ -205,29 +240,38 @@ class ImageBuilder:
         self._broken: dict[str, TaskError] = {}
         self._guard = threading.Lock()
 
-    def env_image(self, pack: Pack) -> str:
-        base_tag = require_base(self.client, pack.spec.environment.base)
-        ctx = environment_context(pack, base_tag, self.ca_bundle)
-        tag = f"evalharness/env.{pack.name.lower()}:{ctx.digest()}"
-        return self._ensure(tag, ctx, pack.spec.timeouts.build_s, {"evalharness.pack": pack.name})
+    def env_image(self, pack: Pack, task: TaskSpec | None = None) -> str:
+        """The environment image of ``task`` (of the pack's one environment when ``task`` is None)."""
+        if task is None and pack.spec.recipes is not None:
+            raise ValueError("a recipe pack has one environment per task: pass the task")
+        spec = pack.spec_for(task) if task is not None else pack.spec
+        base_tag = require_base(self.client, base_for(spec.environment, pack).name, pack)
+        ctx = environment_context(pack, base_tag, self.ca_bundle, spec)
+        key = pack.environment_key(task) if task is not None else "default"
+        name = pack.name.lower() if key == "default" else key
+        labels = {"evalharness.pack": pack.name, "evalharness.environment": key}
+        return self._ensure(f"evalharness/env.{name}:{ctx.digest()}", ctx, spec.timeouts.build_s, labels)
 
     def task_image(self, pack: Pack, task: TaskSpec) -> str:
-        env_tag = self.env_image(pack)
+        env_tag = self.env_image(pack, task)
         ctx = task_context(pack, task, env_tag)
         tag = f"evalharness/task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
-        return self._ensure(tag, ctx, pack.spec.timeouts.build_s,
+        return self._ensure(tag, ctx, pack.spec_for(task).timeouts.build_s,
                             {"evalharness.pack": pack.name, "evalharness.task": task.instance_id})
 
     def harness_image(self, pack: Pack, task: TaskSpec, install_steps: list[str]) -> str:
         """The task image built on the environment plus ``install_steps``: what a command-kind agent runs in."""
-        env_tag = self.env_image(pack)
-        hctx = harness_context(pack, env_tag, install_steps)
+        env_tag = self.env_image(pack, task)
+        spec = pack.spec_for(task)
+        hctx = harness_context(pack, env_tag, install_steps, spec.environment.workdir)
         labels = {"evalharness.pack": pack.name}
-        harness_env = self._ensure(f"evalharness/harness-env.{pack.name.lower()}:{hctx.digest()}", hctx,
-                                   pack.spec.timeouts.build_s, labels, task_defects=False)
+        key = pack.environment_key(task)
+        name = pack.name.lower() if key == "default" else key
+        harness_env = self._ensure(f"evalharness/harness-env.{name}:{hctx.digest()}", hctx,
+                                   spec.timeouts.build_s, labels, task_defects=False)
         ctx = task_context(pack, task, harness_env)
         tag = f"evalharness/harness-task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
-        return self._ensure(tag, ctx, pack.spec.timeouts.build_s, {**labels, "evalharness.task": task.instance_id})
+        return self._ensure(tag, ctx, spec.timeouts.build_s, {**labels, "evalharness.task": task.instance_id})
 
     def _ensure(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str], *,
                 task_defects: bool = True) -> str:
