@@ -13,7 +13,7 @@ from evalharness.runner import RunConfig, RunSummary, run
 
 
 def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir: Path, db: str | None,
-                      ca_bundle: Path | None = None) -> RunSummary:
+                      ca_bundle: Path | None = None, run_id: str | None = None) -> RunSummary:
     """Run with a progress bar on stderr; plain lines when stderr is not a terminal."""
     console = Console(stderr=True)
     counts: dict[str, int] = {}
@@ -38,7 +38,8 @@ def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir:
                 console.print(f"  {data['trial']}: {data['outcome']}")
 
     try:
-        summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event, ca_bundle=ca_bundle)
+        summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event, ca_bundle=ca_bundle,
+                      run_id=run_id)
     finally:
         if "task" in state:
             bar.stop()

@@ -146,17 +146,21 @@ def _matrix(pack: Pack, config: RunConfig) -> list[Trial]:
             if not config.models:
                 raise ConfigError(f"harness {harness.name} needs a model: pass --model")
             models = list(config.models)
+        covers = getattr(harness, "covers", None)  # optional: the (task, model) pairs it has work for
         for model in models:
             for task in tasks:
-                trials += [Trial(task, harness, model, seed) for seed in config.seeds]
+                if covers is None or covers(task, model):
+                    trials += [Trial(task, harness, model, seed) for seed in config.seeds]
     return trials
 
 
 def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir: Path = Path("runs"),
-        db: str | None = None, progress: Progress | None = None, ca_bundle: Path | None = None) -> RunSummary:
+        db: str | None = None, progress: Progress | None = None, ca_bundle: Path | None = None,
+        run_id: str | None = None) -> RunSummary:
     """Run (or resume) a run and return its summary. Ctrl-C raises KeyboardInterrupt after cleanup.
 
     ``ca_bundle`` is copied into images it builds (default: the host's bundle when present).
+    ``run_id`` names a new run (default: a fresh one), for callers that put files in its folder first.
     """
     progress = progress or (lambda event, data: None)
     store_url = database_url(db or runs_dir / "evalharness.db")
@@ -171,7 +175,7 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     elif config is None:
         raise UserError("nothing to run: give a configuration or --resume RUN_ID")
     else:
-        run_id = new_run_id()
+        run_id = run_id or new_run_id()
     pack = load_pack(config.pack)
     check_names(pack.log_parsers(), f"task pack {config.pack}")
     if resume and pack.content_hash != stored["pack_hash"]:

@@ -68,6 +68,11 @@ class TrialOutput:
     """Flag values (evalharness.types.Flag) the trial carries; stored in result.json and the store."""
 
 
+PATCH_APPLY_FAILED = Outcome.PATCH_APPLY_FAILED.value
+"""The ``exit_status`` of a harness whose given patch does not apply (``predictions``): outcome patch_apply_failed,
+nothing is graded, the patch it was given is kept in patch.diff."""
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -93,6 +98,9 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     if agent.exit_status == "error":
         return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
                            timings, log)
+    if agent.exit_status == PATCH_APPLY_FAILED:  # a given patch (predictions) does not apply: the agent's outcome
+        return TrialOutput(Outcome.PATCH_APPLY_FAILED, agent.error or "the patch does not apply", agent, None,
+                           started, _now(), timings, log)
     if extracted is not None and extracted.outcome is not None:  # the agent's own state: its outcome, never infra
         log.append(f"patch not graded: {extracted.reason}")
         flag = Flag.PATCH_TOO_LARGE if extracted.outcome is Outcome.PATCH_TOO_LARGE else Flag.PATCH_REJECTED
@@ -184,7 +192,7 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> t
         sandbox.set_wall_budget(wall)
         log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
         result = _harness(trial, sandbox, ctx.budget, log)
-        if result.budget_exhausted or result.exit_status == "error":
+        if result.budget_exhausted or result.exit_status in ("error", PATCH_APPLY_FAILED):
             return result, None
         try:
             extracted = extract_patch(sandbox, max_bytes=ctx.limits.max_patch_bytes)
