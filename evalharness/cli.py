@@ -53,6 +53,8 @@ def cli() -> None:
               help="Size of each sandbox's writable work tree (tmpfs: the agent fills its own, never the host's disk).")
 @click.option("--max-patch-mb", type=click.FloatRange(min=0, min_open=True), default=8.0, show_default=True,
               help="A change over this size is the outcome patch_too_large (never cut).")
+@click.option("--include-invalid", is_flag=True,
+              help="Also run tasks whose validation report (packs validate --run) is not ok.")
 @click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run; completed trials are kept.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
               show_default=True, help="Format of the report printed at the end.")
@@ -62,8 +64,8 @@ def cli() -> None:
 @RUNS_DIR
 @DB
 def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
-            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, disk, max_patch_mb, resume,
-            fmt, report_dir, ca_bundle, runs_dir, db) -> None:
+            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, disk, max_patch_mb,
+            include_invalid, resume, fmt, report_dir, ca_bundle, runs_dir, db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
 
     \b
@@ -90,7 +92,7 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
             raise click.UsageError("give --pack and at least one --harness (or --resume RUN_ID)")
         config = RunConfig(
             pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)), workers=workers,
-            tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb,
+            tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb, include_invalid=include_invalid,
             models=_model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
                                     temperature=temperature, input_cost_per_token=input_cost_per_token,
                                     output_cost_per_token=output_cost_per_token),
@@ -254,6 +256,67 @@ def grade_cmd(run_id, log_parser, runs_dir) -> None:
         sys.exit(1)
 
 
+@cli.command("grade-predictions")
+@click.option("--pack", "-p", "pack", type=click.Path(), help="Task pack folder or manifest.")
+@click.option("--predictions", "-P", "sources", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="SWE-bench predictions (.jsonl, .json list) or a folder of <instance_id>.diff (repeatable: "
+                   "each is one configuration).")
+@click.option("--model-name", "model_names", multiple=True,
+              help="Model label of each --predictions, in order (default: its model_name_or_path, or the folder's name).")
+@click.option("--report-json", "report_paths", multiple=True, type=click.Path(path_type=Path),
+              help="SWE-bench-style report of each --predictions, in order (default: RUN_FOLDER/<model>.<run_id>.json).")
+@click.option("--skip-unknown-ids", is_flag=True,
+              help="Grade the others when predictions name instances the pack does not hold (default: an error).")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Trials at once.")
+@click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted predictions run, rewrite its reports.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
+              show_default=True, help="Format of the report printed at the end.")
+@click.option("--report-dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Where the HTML report is written.")
+@CA_BUNDLE
+@RUNS_DIR
+@DB
+def grade_predictions_cmd(pack, sources, model_names, report_paths, skip_unknown_ids, workers, resume, fmt,
+                          report_dir, ca_bundle, runs_dir, db) -> None:
+    """Grade SWE-bench predictions (patches made elsewhere) with the hardened grader.
+
+    Each predictions file is one configuration, predictions/<model_name_or_path>, of one run: the
+    prediction is applied in the agent sandbox (git apply, git apply --reject, patch --fuzz=5),
+    then graded as any agent's change. Missing instances are not submitted (no trial); one that
+    does not apply is patch_apply_failed. Exit codes as `run`.
+
+    \b
+    evalharness grade-predictions -p tasks/quickstart -P preds.jsonl
+    evalharness grade-predictions -p tasks/quickstart -P a.jsonl -P diffs/ --model-name mine
+    evalharness compare RUN_ID
+    """
+    from functools import partial
+
+    from evalharness.console import run_with_progress
+    from evalharness.predictions import grade_predictions, resume_predictions, summary_line
+
+    execute = partial(run_with_progress, ca_bundle=ca_bundle)
+    if resume:
+        if sources or model_names or report_paths:
+            raise click.UsageError("--resume takes no --predictions, --model-name or --report-json")
+        graded = resume_predictions(resume, execute=execute, runs_dir=runs_dir, db=db)
+    else:
+        if not pack or not sources:
+            raise click.UsageError("give --pack and at least one --predictions (or --resume RUN_ID)")
+        for option, given in (("--model-name", model_names), ("--report-json", report_paths)):
+            if given and len(given) != len(sources):
+                raise click.UsageError(f"give {option} once per --predictions ({len(sources)}), or not at all")
+        graded = grade_predictions(pack, list(sources), execute=execute, runs_dir=runs_dir, db=db,
+                                   model_names=list(model_names), report_paths=list(report_paths),
+                                   skip_unknown=skip_unknown_ids, workers=workers)
+    _print_report([graded.summary.run_id], fmt, runs_dir, db, report_dir)
+    for path, report in graded.reports:
+        click.echo(summary_line(report, path))
+    for line in graded.warnings:
+        click.echo(f"warning: {line}", err=True)
+    _exit_for(graded.summary)
+
+
 @cli.command("runs")
 @RUNS_DIR
 @DB
@@ -311,8 +374,9 @@ def bootstrap_cmd(base, method, mirror, rebuild) -> None:
 
 @sandbox_cmd.command("build")
 @click.option("--pack", "-p", required=True, type=click.Path(), help="Task pack folder or manifest.")
+@click.option("--task", "only", multiple=True, help="Only these task ids (repeatable).")
 @CA_BUNDLE
-def build_cmd(pack, ca_bundle) -> None:
+def build_cmd(pack, only, ca_bundle) -> None:
     """Build (or find) the environment and task images of a pack.
 
     A task whose image cannot be built is named with the reason on one line; the others are still
@@ -326,7 +390,14 @@ def build_cmd(pack, ca_bundle) -> None:
     loaded = load_pack(pack)
     builder = ImageBuilder(docker_client(), ca_bundle=ca_bundle, log=click.echo)
     failed: dict[tuple[str, bool], list[str]] = {}
-    for task in loaded.tasks:
+    unknown = sorted(set(only) - {t.instance_id for t in loaded.tasks})
+    if unknown:
+        raise UserError(f"no task {', '.join(unknown)} in pack {loaded.name}")
+    for task in [t for t in loaded.tasks if not only or t.instance_id in only]:
+        problem = loaded.recipe_problem(task)
+        if problem is not None:
+            failed.setdefault((problem, True), []).append(task.instance_id)
+            continue
         for attempt in range(2):  # a failure that repeats the same way is the recipe's (build_failures.py)
             try:
                 click.echo(f"{task.instance_id}: {builder.task_image(loaded, task)}")
@@ -389,15 +460,114 @@ def packs_cmd() -> None:
 
 @packs_cmd.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-def validate_cmd(paths) -> None:
-    """Check pack manifests and task files; exit 1 on the first problem."""
+@click.option("--run", "execute", is_flag=True,
+              help="Also build every environment and grade each task's empty and gold patches (Docker).")
+@click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --run: gold-patch runs per task (a test that changes status between them is flaky).")
+@click.option("--task", "only", multiple=True, help="With --run: only these task ids (repeatable).")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Tasks at once.")
+@click.option("--force", is_flag=True, help="With --run: validate again tasks that have a current report.")
+@CA_BUNDLE
+def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> None:
+    """Check pack manifests, recipes and task files; with --run, check that each task works.
+
+    Without --run: exit 1 on the first malformed pack. With --run, each task gets a report in
+    <pack>/validation/<id>.json: ok, env_build_failed (with the build log's tail), gold_fails (naming
+    the tests), empty_passes, flaky (per-test pass rates), gold_does_not_apply, no_recipe or infra_error.
+    Runs skip tasks whose current report is not ok, and say so. Exit 0 when every task is ok, 1 when
+    some task is not, 3 when only the engine failed.
+
+    \b
+    evalharness packs validate tasks/lite
+    evalharness packs validate tasks/lite --run --reruns 3 -j 2
+    """
     from evalharness.grading.parsers import check_names
     from evalharness.packs import load_pack
 
+    packs = []
     for path in paths:
         pack = load_pack(path)
         check_names(pack.log_parsers(), f"task pack {path}")
-        click.echo(f"{path}: ok ({pack.name} v{pack.spec.version}, {len(pack.tasks)} tasks)")
+        without = sum(pack.recipe_problem(t) is not None for t in pack.tasks)
+        click.echo(f"{path}: ok ({pack.name} v{pack.spec.version}, {len(pack.tasks)} tasks"
+                   + (f", {without} without an environment recipe" if without else "") + ")")
+        packs.append(pack)
+    if not execute:
+        return
+    codes = [_validate_run(pack, reruns, only, workers, force, ca_bundle) for pack in packs]
+    sys.exit(max(codes))
+
+
+def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
+    import contextlib
+    import time as _time
+
+    from evalharness.grading.grade import grade
+    from evalharness.sandbox.base import Limits
+    from evalharness.sandbox.docker import DockerSandbox
+    from evalharness.sandbox.engine import docker_client
+    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.validation import Validator, summary, validate_pack
+
+    unknown = sorted(set(only) - {t.instance_id for t in pack.tasks})
+    if unknown:
+        raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
+    client = docker_client()
+    run_id = _time.strftime("validate-%Y%m%d-%H%M%S")
+
+    @contextlib.contextmanager
+    def sandbox(image, spec, task):
+        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/validate",
+                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
+                           default_timeout=spec.timeouts.exec_s) as box:
+            box.start()
+            yield box
+
+    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
+    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    tasks = [t for t in pack.tasks if not only or t.instance_id in only]
+    reports = validate_pack(validator, tasks, workers=workers, force=force, log=click.echo)
+    counts = summary(reports)
+    click.echo(f"{pack.name}: {counts['by_verdict'].get('ok', 0)}/{counts['tasks']} ok ("
+               + ", ".join(f"{v} {n}" for v, n in counts["by_verdict"].items()) + f"); reports in "
+               f"{pack.root / 'validation'}")
+    verdicts = set(counts["by_verdict"])
+    if verdicts <= {"ok"}:
+        return 0
+    return 3 if verdicts <= {"ok", "infra_error"} else 1
+
+
+@packs_cmd.command("import")
+@click.argument("kind", type=click.Choice(["swebench"]))
+@click.argument("source")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Pack folder to write.")
+@click.option("--name", default=None, help="Pack name (default: the folder's name).")
+@click.option("--recipes", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder of recipe tables that replace or extend the built-in ones (one YAML per repository).")
+@click.option("--repo-mirror", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder of bare repositories named owner__name.git to clone from instead of the network.")
+@click.option("--split", default="test", show_default=True, help="Split of a hub dataset.")
+@click.option("--force", is_flag=True, help="Replace the pack in a non-empty --out folder.")
+def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force) -> None:
+    """Import a benchmark as a task pack.
+
+    SOURCE is a Hugging Face dataset name (through `datasets`, when the hub answers) or a local
+    JSON array, JSONL or parquet file. Each task gets the environment recipe of its (repo, version);
+    tasks without one are imported and listed with the reason (import-report.json).
+
+    \b
+    evalharness packs import swebench swe-bench-lite.json --out tasks/lite --repo-mirror mirrors/
+    evalharness packs import swebench princeton-nlp/SWE-bench_Verified --out tasks/verified
+    """
+    from evalharness.sources.swebench import import_swebench
+
+    report = import_swebench(source, out, name=name, recipes=recipes, repo_mirror=repo_mirror, split=split,
+                             force=force, log=click.echo).to_json()
+    click.echo(f"{out}: {report['tasks']} tasks of {len(report['repos'])} repositories; "
+               f"{report['with_recipe']} with an environment recipe, {len(report['without_recipe'])} without")
+    for reason, count in sorted(report["without_recipe_by_reason"].items(), key=lambda kv: -kv[1]):
+        click.echo(f"  {count} without a recipe: {reason}")
+    click.echo(f"next: evalharness packs validate {out} --run")
 
 
 @cli.group("harnesses")

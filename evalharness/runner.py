@@ -67,6 +67,8 @@ class RunConfig(BaseModel):
     tmp_disk: str = "1g"
     """Size of each sandbox's /tmp."""
     max_patch_mb: float = Field(default=8.0, gt=0)
+    include_invalid: bool = False
+    """Run tasks whose validation report (packs validate --run) is not ok; by default they are task errors."""
     """A change larger than this is the outcome patch_too_large."""
 
     @field_validator("disk", "tmp_disk", "memory")
@@ -205,7 +207,8 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
                               tmp=config.tmp_disk, max_patch_bytes=int(config.max_patch_mb * 1024 * 1024)))
     progress("start", {"run_id": run_id, "total": len(trials), "todo": len(todo), "skipped": summary.skipped})
     store.set_runner(run_id, host=this_host(), pid=os.getpid())
-    checker = TaskChecker(client, pack, run_id, ctx.limits, partial(ctx.images.task_image, pack))
+    checker = TaskChecker(client, pack, run_id, ctx.limits, partial(ctx.images.task_image, pack),
+                          include_invalid=config.include_invalid)
     stop_heartbeat = _start_heartbeat(store, run_id)
     try:
         _execute(ctx, store, config, todo, run_dir, summary, progress, checker)

@@ -16,6 +16,7 @@ from evalharness.packs import Pack
 from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
 from evalharness.types import TaskSpec
+from evalharness.validation import invalid_reason
 
 _PATCH_DIR = "/tmp/evalharness-check"
 
@@ -37,8 +38,10 @@ def patch_problems(apply_check: Callable[[str, bytes], tuple[int, str]], task: T
 class TaskChecker:
     """Checks each task of a run once (threads share the result); remembers what it found."""
 
-    def __init__(self, client, pack: Pack, run_id: str, limits: Limits, task_image: Callable[[TaskSpec], str]):
+    def __init__(self, client, pack: Pack, run_id: str, limits: Limits, task_image: Callable[[TaskSpec], str], *,
+                 include_invalid: bool = False):
         self.client, self.pack, self.run_id, self.limits = client, pack, run_id, limits
+        self.include_invalid = include_invalid
         self.task_image = task_image
         self._found: dict[str, TaskError | None] = {}
         self._locks: dict[str, threading.Lock] = {}
@@ -49,7 +52,7 @@ class TaskChecker:
         with self._guard:
             lock = self._locks.setdefault(task.instance_id, threading.Lock())
         with lock:
-            if task.instance_id not in self._found and (problem := self.pack.recipe_problem(task)) is not None:
+            if task.instance_id not in self._found and (problem := self._known_problem(task)) is not None:
                 self._found[task.instance_id] = TaskError(f"task {task.instance_id}: {problem}", reason=problem)
             if task.instance_id not in self._found:
                 image = self.task_image(task)  # TaskError or ImageBuildError propagate; a retry builds again
@@ -59,6 +62,13 @@ class TaskChecker:
             found = self._found[task.instance_id]
         if found is not None:
             raise found
+
+    def _known_problem(self, task: TaskSpec) -> str | None:
+        """A reason known without Docker: no environment recipe, or a validation report that is not ok."""
+        problem = self.pack.recipe_problem(task)
+        if problem is None and not self.include_invalid:
+            problem = invalid_reason(self.pack, task)
+        return problem
 
     def _apply_checks(self, task: TaskSpec, image: str) -> list[str]:
         if not (task.patch.strip() or task.test_patch.strip()):

@@ -7,6 +7,7 @@ a *trial* is one task x harness x model x seed; a *run* is a set of trials.
 from __future__ import annotations
 
 import json
+import re
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
@@ -61,6 +62,22 @@ def _json_list(value: Any) -> Any:
     return value
 
 
+NON_TEST_SUFFIXES = (".json", ".png", ".csv", ".txt", ".md", ".rst", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml",
+                     ".toml", ".cfg", ".ini")
+"""Files a test patch may touch that are data, not tests to run (SWE-bench leaves out the same kinds)."""
+
+
+def patch_test_files(test_patch: str) -> list[str]:
+    """The files a test patch changes that hold tests (``b/`` side of each ``diff --git``; deleted files skipped)."""
+    files = []
+    for match in re.finditer(r"^diff --git a/(\S+) b/(\S+)$", test_patch, re.M):
+        path = match.group(2)
+        if not path.lower().endswith(NON_TEST_SUFFIXES) and path not in files:
+            files.append(path)
+    deleted = set(re.findall(r"^--- a/(\S+)\n\+\+\+ /dev/null$", test_patch, re.M))
+    return sorted(f for f in files if f not in deleted)
+
+
 class TaskSpec(BaseModel):
     """One task: a superset of the SWE-bench instance schema."""
 
@@ -98,9 +115,10 @@ class TaskSpec(BaseModel):
 
     @property
     def test_files(self) -> list[str]:
-        """Files holding the FAIL_TO_PASS and PASS_TO_PASS tests (pytest node ids 'path::name')."""
+        """Files holding the FAIL_TO_PASS and PASS_TO_PASS tests: from pytest node ids ('path::name'), else (ids
+        without a path, as SymPy's and Django's) the files the test patch touches, as SWE-bench's harness runs."""
         files = {t.split("::", 1)[0] for t in self.FAIL_TO_PASS + self.PASS_TO_PASS if "::" in t}
-        return sorted(files)
+        return sorted(files) if files else patch_test_files(self.test_patch)
 
 
 class Timeouts(BaseModel):

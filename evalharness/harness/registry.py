@@ -28,6 +28,7 @@ EXTRA_KINDS: dict[str, str] = {
     "minimal": "evalharness.harness.minimal:MinimalHarness",
     "mini-swe-agent": "evalharness.harness.mini_swe:MiniSweAgentHarness",
     "command": "evalharness.harness.command:CommandHarness",
+    "predictions": "evalharness.harness.predictions:PredictionsHarness",
 }
 """Kinds implemented in optional modules, imported only when used: kind -> 'module:Class'."""
 

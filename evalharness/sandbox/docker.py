@@ -92,10 +92,12 @@ class DockerSandbox(Sandbox):
         limits = self.limits
         disk, tmp = parse_size(limits.disk), parse_size(limits.tmp)
         scratch = max(256 * 1024 ** 2, 8 * limits.max_patch_bytes)
+        # exec: Docker mounts tmpfs noexec by default, which stops a test command that runs a script of the
+        # tree (SymPy's bin/test, Django's tests/runtests.py); it guards nothing against code that can run python
         tmpfs = {
-            self.workdir: f"size={disk},mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
-            f"/home/{AGENT_USER}": f"size={disk},mode=0755,uid={AGENT_UID},gid={AGENT_UID}",
-            "/tmp": f"size={tmp},mode=1777", "/var/tmp": f"size={tmp},mode=1777",
+            self.workdir: f"size={disk},mode=0755,uid={AGENT_UID},gid={AGENT_UID},exec",
+            f"/home/{AGENT_USER}": f"size={disk},mode=0755,uid={AGENT_UID},gid={AGENT_UID},exec",
+            "/tmp": f"size={tmp},mode=1777,exec", "/var/tmp": f"size={tmp},mode=1777,exec",
             GRADER_DIR: f"size={scratch},mode=0711",
         }
         # tmpfs pages count against the container's memory: the processes keep their own allowance

@@ -29,7 +29,7 @@ from docker.errors import DockerException, ImageNotFound
 from evalharness.errors import ImageBuildError, PrerequisiteError, TaskError
 from evalharness.packs import EnvironmentSpec, GitSource, Pack, PackSpec, PathSource, PypiSdistSource
 from evalharness.sandbox.build_failures import BuildFailure, diagnose, engine_failure, is_task_defect
-from evalharness.sandbox.sources import git_bundle, local_git_repository, path_source_tar
+from evalharness.sandbox.sources import git_bundle, is_bundle, local_git_repository, path_source_tar
 from evalharness.types import TaskSpec
 
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -159,7 +159,14 @@ def _source_steps(pack: Pack, env: EnvironmentSpec, ctx: BuildContext) -> list[s
         if local is None:
             return [f"RUN git clone -q {shlex.quote(src.url)} {workdir} && git -C {workdir} checkout -q {shlex.quote(src.ref)}"]
         # the engine cannot see host paths: the repository travels in the build context, hashed by its commit
-        ctx.unhashed["source.bundle"], commit = git_bundle(local, src.ref, src.url)
+        data, commit = git_bundle(local, src.ref, src.url)
+        if not is_bundle(data):  # a shallow mirror: its git directory, cloned inside the build
+            ctx.unhashed["source.git.tar"] = data
+            return ["ADD source.git.tar /tmp/evalharness-source/",
+                    f"RUN git clone -q --no-checkout file:///tmp/evalharness-source/repo.git {workdir}"
+                    f" && git -C {workdir} -c advice.detachedHead=false checkout -q {commit}"
+                    f" && git -C {workdir} remote remove origin && rm -rf /tmp/evalharness-source"]
+        ctx.unhashed["source.bundle"] = data
         bundle = "/tmp/evalharness-source.bundle"
         return [f"COPY source.bundle {bundle}",
                 f"RUN git clone -q {bundle} {workdir} && git -C {workdir} checkout -q {commit}"

@@ -114,7 +114,11 @@ def local_git_repository(url: str, pack_root: Path) -> Path | None:
 
 
 def git_bundle(repository: Path, ref: str, url: str) -> tuple[bytes, str]:
-    """(a ``git bundle --all`` of a local repository, the commit ``ref`` names in it)."""
+    """(a ``git bundle --all`` of a local repository, the commit ``ref`` names in it).
+
+    A shallow repository (a mirror holding chosen commits without their parents) cannot be bundled:
+    its git directory travels as a tar instead (``is_bundle`` tells them apart: a tar starts with a file name).
+    """
     if not repository.exists():
         raise TaskError(f"git source {url}: no such repository ({repository})",
                         "a local git source is a path relative to the pack folder, an absolute path or a file:// URL")
@@ -129,7 +133,37 @@ def git_bundle(repository: Path, ref: str, url: str) -> tuple[bytes, str]:
     if held.returncode != 0 or not held.stdout.strip():
         raise TaskError(f"git source {url}: commit {sha[:12]} ({ref}) is on no branch or tag of {repository}",
                         "only branches and tags are bundled into the image; give a ref that holds it")
+    shallow = _git("rev-parse", "--is-shallow-repository", cwd=repository)
+    if shallow.returncode == 0 and shallow.stdout.strip() == b"true":
+        return _git_dir_tar(repository), sha
     return _bundle(repository, sha), sha
+
+
+def is_bundle(data: bytes) -> bool:
+    return data.startswith(b"# v2 git bundle") or data.startswith(b"# v3 git bundle")
+
+
+@functools.lru_cache(maxsize=4)
+def _git_dir_tar(repository: Path) -> bytes:
+    """The git directory of ``repository`` (bare, or a work tree's ``.git``) as a tar rooted at ``repo.git/``."""
+    found = _git("rev-parse", "--absolute-git-dir", cwd=repository)
+    if found.returncode != 0:
+        raise TaskError(f"git source {repository}: cannot find its git directory: {_first_line(found.stderr)}")
+    git_dir = Path(found.stdout.decode().strip())
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for folder, dirs, files in os.walk(git_dir):
+            dirs.sort()
+            if Path(folder) == git_dir:
+                dirs[:] = [d for d in dirs if d not in ("hooks", "logs", "worktrees")]
+            for name in sorted(files):
+                path = Path(folder) / name
+                info = tar.gettarinfo(str(path), arcname=f"repo.git/{path.relative_to(git_dir)}")
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                info.mode = 0o644
+                with path.open("rb") as f:
+                    tar.addfile(info, f)
+    return buf.getvalue()
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,0 +1,1 @@
+"""Environment recipe tables that ship with evalharness (data; see docs/task-format.md)."""

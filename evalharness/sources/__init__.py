@@ -1,0 +1,1 @@
+"""Where tasks come from: importers of public benchmarks (``swebench``)."""

@@ -1,0 +1,232 @@
+"""Validation that runs: does each task of a pack work as its lists say? (``packs validate --run``)
+
+For each task: build its environment and task images; grade the empty patch once (every
+FAIL_TO_PASS must fail, PASS_TO_PASS are recorded); grade the gold patch ``reruns`` times (every
+listed test must pass every time). The verdict (``decide``, pure) is one of:
+
+- ``ok``: the gold patch resolves on every run and the empty patch fails every FAIL_TO_PASS;
+- ``env_build_failed``: an image could not be built (the build log's tail is kept);
+- ``no_recipe``: the task has no environment recipe (the reason says why);
+- ``gold_does_not_apply``: the gold patch or test patch does not apply to the base;
+- ``flaky``: a listed test changed status between gold runs (per-test pass rates kept);
+- ``gold_fails``: the gold patch does not resolve (the failing tests are named);
+- ``empty_passes``: a FAIL_TO_PASS test passes without any fix (named);
+- ``infra_error``: the engine failed; not the task's fault, validate again.
+
+Reports are written to ``<pack>/validation/<instance_id>.json`` with a hash of everything the task's
+verdict depends on (the task, its resolved environment, the grader version); a run skips tasks whose
+current report is not ``ok``, and names each one with its reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from evalharness.errors import ImageBuildError, SandboxError, TaskError
+from evalharness.packs import Pack
+from evalharness.types import Outcome, TaskSpec
+
+VALIDATION_DIR = "validation"
+VERDICTS = ("ok", "env_build_failed", "no_recipe", "gold_does_not_apply", "flaky", "gold_fails", "empty_passes",
+            "infra_error")
+PASSING = ("passed", "xfail")
+SCHEMA = 1
+Log = Callable[[str], None]
+
+
+@dataclass
+class Run:
+    """One graded run during validation: its outcome and the status of every listed test."""
+
+    outcome: str
+    tests: dict[str, str]
+    seconds: float = 0.0
+    reason: str = ""
+    output_tail: str = ""
+    """The end of the test command's output (what a reader needs to see why a run failed)."""
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    reason: str
+    tests: dict[str, dict] = field(default_factory=dict)
+    """Per listed test: its list, status at base, and pass rate over the gold runs."""
+
+
+def decide(task: TaskSpec, empty: Run | None, gold: list[Run]) -> Verdict:
+    """The verdict of a task from its empty-patch run and its gold runs (pure; see the module doc)."""
+    f2p, p2p = list(task.FAIL_TO_PASS), list(task.PASS_TO_PASS)
+    tests: dict[str, dict] = {}
+    for kind, names in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p)):
+        for name in names:
+            statuses = [r.tests.get(name, "missing") for r in gold]
+            tests[name] = {"list": kind, "base": empty.tests.get(name, "missing") if empty else None,
+                           "gold_pass_rate": (sum(s in PASSING for s in statuses) / len(statuses)) if statuses else None,
+                           "gold": statuses}
+    if any(r.outcome == Outcome.PATCH_APPLY_FAILED.value for r in gold):
+        return Verdict("gold_does_not_apply", "the gold patch does not apply to the task's base", tests)
+    if any(r.outcome == Outcome.TASK_ERROR.value for r in [*gold, *([empty] if empty else [])]):
+        reason = next(r.reason for r in [*gold, *([empty] if empty else [])] if r.outcome == Outcome.TASK_ERROR.value)
+        return Verdict("gold_does_not_apply", reason, tests)
+    flaky = {n: t["gold_pass_rate"] for n, t in tests.items() if t["gold_pass_rate"] not in (None, 0.0, 1.0)}
+    if flaky:
+        shown = ", ".join(f"{n} ({rate:.0%})" for n, rate in sorted(flaky.items())[:5])
+        return Verdict("flaky", f"{len(flaky)} listed test(s) pass on only some gold runs: {shown}", tests)
+    if not gold or any(r.outcome != Outcome.RESOLVED.value for r in gold):
+        failing = sorted(n for n, t in tests.items() if t["gold_pass_rate"] != 1.0)
+        outcome = next((r for r in gold if r.outcome != Outcome.RESOLVED.value), None)
+        what = f"{outcome.outcome}: {outcome.reason}" if outcome else "no gold run"
+        names = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
+        return Verdict("gold_fails", f"the gold patch does not resolve ({what})" + (f"; not passing: {names}"
+                                                                                      if failing else ""), tests)
+    passing_at_base = sorted(n for n in f2p if tests[n]["base"] in PASSING)
+    if empty is None:
+        return Verdict("gold_fails", "no empty-patch run", tests)
+    if passing_at_base:
+        names = ", ".join(passing_at_base[:5]) + (f" and {len(passing_at_base) - 5} more"
+                                                  if len(passing_at_base) > 5 else "")
+        return Verdict("empty_passes", f"{len(passing_at_base)} FAIL_TO_PASS test(s) pass with no fix: {names}", tests)
+    return Verdict("ok", f"gold resolves on {len(gold)}/{len(gold)} runs; the empty patch fails every FAIL_TO_PASS",
+                   tests)
+
+
+def task_hash(pack: Pack, task: TaskSpec) -> str:
+    """What a task's verdict depends on: the task itself, its resolved environment and test command."""
+    spec = pack.spec_for(task) if pack.recipe_problem(task) is None else None
+    parts = [task.model_dump(mode="json"), spec.model_dump(mode="json", exclude={"description", "name"}) if spec else None]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def report_path(pack: Pack, task: TaskSpec) -> Path:
+    return pack.root / VALIDATION_DIR / f"{task.instance_id}.json"
+
+
+def load_report(pack: Pack, task: TaskSpec) -> dict | None:
+    """The task's validation report, or None when there is none or it is stale (the task changed)."""
+    path = report_path(pack, task)
+    if not path.is_file():
+        return None
+    try:
+        report = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    return report if report.get("task_hash") == task_hash(pack, task) else None
+
+
+def invalid_reason(pack: Pack, task: TaskSpec) -> str | None:
+    """Why a run should skip ``task`` (its current validation report is not ok), else None."""
+    report = load_report(pack, task)
+    if report is None or report["verdict"] in ("ok", "infra_error"):
+        return None
+    return f"validation: {report['verdict']}: {report['reason']}"
+
+
+@dataclass
+class Validator:
+    """Runs validation for tasks of a pack, several at once, writing one report per task."""
+
+    pack: Pack
+    images: object  # sandbox.images.ImageBuilder
+    sandbox: Callable[..., object]  # (image, spec, task, role) -> a started-on-enter Sandbox context manager
+    grade: Callable[..., object]  # grading.grade.grade
+    reruns: int = 3
+    log: Log = print
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def validate(self, task: TaskSpec) -> dict:
+        started = time.monotonic()
+        report: dict = {"schema": SCHEMA, "instance_id": task.instance_id, "task_hash": task_hash(self.pack, task),
+                        "environment": self.pack.environment_key(task), "reruns": self.reruns}
+        problem = self.pack.recipe_problem(task)
+        if problem is not None:
+            return self._write(task, {**report, "verdict": "no_recipe", "reason": problem}, started)
+        spec = self.pack.spec_for(task)
+        try:
+            t0 = time.monotonic()
+            image = self.images.task_image(self.pack, task)
+            report["image"], report["build_s"] = image, round(time.monotonic() - t0, 1)
+        except TaskError as e:
+            tail = getattr(e.__cause__, "log_tail", "") or ""
+            return self._write(task, {**report, "verdict": "env_build_failed", "reason": e.reason,
+                                      "build_log_tail": tail[-4000:]}, started)
+        except ImageBuildError as e:
+            verdict = "env_build_failed" if e.kind != "transient" else "infra_error"
+            return self._write(task, {**report, "verdict": verdict, "reason": e.reason or str(e).splitlines()[0],
+                                      "build_log_tail": e.log_tail[-4000:]}, started)
+        try:
+            empty = self._grade(image, spec, task, b"")
+            gold = [self._grade(image, spec, task, task.patch.encode()) for _ in range(self.reruns)]
+        except SandboxError as e:
+            return self._write(task, {**report, "verdict": "infra_error", "reason": str(e).splitlines()[0]}, started)
+        verdict = decide(task, empty, gold)
+        report.update(verdict=verdict.verdict, reason=verdict.reason, tests=verdict.tests,
+                      runs={"empty": _run_json(empty), "gold": [_run_json(r) for r in gold]})
+        return self._write(task, report, started)
+
+    def _grade(self, image: str, spec, task: TaskSpec, patch: bytes) -> Run:
+        t0 = time.monotonic()
+        for attempt in range(2):
+            try:
+                with self.sandbox(image, spec, task) as box:
+                    result = self.grade(task, spec, patch, box)
+                break
+            except SandboxError:
+                if attempt == 1:
+                    raise
+        return Run(result.outcome.value, dict(result.tests), round(time.monotonic() - t0, 1), result.reason,
+                   (result.test_output or "")[-3000:])
+
+    def _write(self, task: TaskSpec, report: dict, started: float) -> dict:
+        report["seconds"] = round(time.monotonic() - started, 1)
+        path = report_path(self.pack, task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        tmp.replace(path)
+        return report
+
+
+def _run_json(run: Run) -> dict:
+    return {"outcome": run.outcome, "reason": run.reason, "seconds": run.seconds,
+            **({"output_tail": run.output_tail} if run.outcome != Outcome.RESOLVED.value else {})}
+
+
+def validate_pack(validator: Validator, tasks: list[TaskSpec], *, workers: int = 2, force: bool = False,
+                  log: Log = print) -> dict[str, dict]:
+    """Validate ``tasks`` (those with a current report are kept unless ``force``); a line per task as it ends."""
+    reports: dict[str, dict] = {}
+    todo = []
+    for task in tasks:
+        current = None if force else load_report(validator.pack, task)
+        if current is not None and current["verdict"] != "infra_error":
+            reports[task.instance_id] = current
+        else:
+            todo.append(task)
+    if reports:
+        log(f"{len(reports)} task(s) already validated (current reports kept; --force validates them again)")
+    done = len(reports)
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eh-validate") as pool:
+        futures = {pool.submit(validator.validate, t): t for t in todo}
+        for future in as_completed(futures):
+            task = futures[future]
+            report = future.result()
+            reports[task.instance_id] = report
+            done += 1
+            log(f"[{done}/{len(tasks)}] {task.instance_id}: {report['verdict']} ({report['seconds']:.0f} s)"
+                + ("" if report["verdict"] == "ok" else f": {report['reason'][:200]}"))
+    return reports
+
+
+def summary(reports: dict[str, dict]) -> dict:
+    counts = Counter(r["verdict"] for r in reports.values())
+    return {"tasks": len(reports), "by_verdict": {v: counts.get(v, 0) for v in VERDICTS if counts.get(v)},
+            "ok_fraction": counts.get("ok", 0) / len(reports) if reports else 0.0}
