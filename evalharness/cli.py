@@ -286,9 +286,14 @@ def grade_predictions_cmd(pack, sources, model_names, report_paths, skip_unknown
     does not apply is patch_apply_failed. Exit codes as `run`.
 
     \b
-    evalharness grade-predictions -p tasks/quickstart -P preds.jsonl
-    evalharness grade-predictions -p tasks/quickstart -P a.jsonl -P diffs/ --model-name mine
-    evalharness compare RUN_ID
+    evalharness grade-predictions -p tasks/quickstart -P gold.jsonl -P mine.json
+    evalharness grade-predictions -p tasks/quickstart -P diffs/ --model-name mine
+    evalharness compare RUN_ID        # the two configurations of the first command, paired
+
+    \b
+    Exit codes: 0 every trial recorded; 1 a user error (a malformed predictions file, named with
+    its line) or task errors; 2 a malformed command line; 3 infrastructure failures remained
+    (--resume RUN_ID retries them); 130 interrupted.
     """
     from functools import partial
 
@@ -308,12 +313,11 @@ def grade_predictions_cmd(pack, sources, model_names, report_paths, skip_unknown
                 raise click.UsageError(f"give {option} once per --predictions ({len(sources)}), or not at all")
         graded = grade_predictions(pack, list(sources), execute=execute, runs_dir=runs_dir, db=db,
                                    model_names=list(model_names), report_paths=list(report_paths),
-                                   skip_unknown=skip_unknown_ids, workers=workers)
+                                   skip_unknown=skip_unknown_ids, workers=workers,
+                                   warn=lambda line: click.echo(f"warning: {line}", err=True))
     _print_report([graded.summary.run_id], fmt, runs_dir, db, report_dir)
     for path, report in graded.reports:
         click.echo(summary_line(report, path))
-    for line in graded.warnings:
-        click.echo(f"warning: {line}", err=True)
     _exit_for(graded.summary)
 
 

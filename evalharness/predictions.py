@@ -265,14 +265,16 @@ class Graded:
     summary: Any
     """The runner's RunSummary (exit code, task errors, infrastructure failures)."""
     reports: list[tuple[Path, dict[str, Any]]]
-    warnings: list[str]
 
 
 def grade_predictions(pack_path: str | Path, sources: list[Path], *, execute: Execute, runs_dir: Path,
                       db: str | None = None, model_names: list[str] | None = None,
                       report_paths: list[Path] | None = None, skip_unknown: bool = False,
-                      workers: int = 2) -> Graded:
-    """Grade each predictions file as one configuration of a new run; write one report per file."""
+                      workers: int = 2, warn: Callable[[str], None] = lambda message: None) -> Graded:
+    """Grade each predictions file as one configuration of a new run; write one report per file.
+
+    ``warn`` gets what the user should know before the run: skipped unknown ids, instances not submitted.
+    """
     from evalharness.runner import RunConfig, new_run_id
     from evalharness.types import ModelEndpoint
 
@@ -280,7 +282,8 @@ def grade_predictions(pack_path: str | Path, sources: list[Path], *, execute: Ex
     pack = load_pack(pack_path)
     loaded = [read_predictions(Path(s), model_name=names[i] if i < len(names) else None)
               for i, s in enumerate(sources)]
-    warnings = check_pack(loaded, pack, skip_unknown=skip_unknown)
+    for line in check_pack(loaded, pack, skip_unknown=skip_unknown):
+        warn(line)
     run_id = new_run_id()
     run_dir = runs_dir / run_id
     folder = run_dir / "predictions"
@@ -301,7 +304,7 @@ def grade_predictions(pack_path: str | Path, sources: list[Path], *, execute: Ex
     for p in loaded:
         missing = len({t.instance_id for t in pack.tasks} - set(p.patches))
         if missing:
-            warnings.append(f"{HARNESS}/{p.model}: {missing} of {len(pack.tasks)} instances not submitted (no trial): "
+            warn(f"{HARNESS}/{p.model}: {missing} of {len(pack.tasks)} instances not submitted (no trial): "
                             "`report` rates are over submitted instances, the SWE-bench report counts them in "
                             "total_instances")
     config = RunConfig(pack=str(pack_path), harnesses=[str(harness_file.resolve())], seeds=[0], workers=workers,
@@ -311,7 +314,7 @@ def grade_predictions(pack_path: str | Path, sources: list[Path], *, execute: Ex
     except BaseException:
         _discard_if_unstarted(run_dir, runs_dir, db, run_id)
         raise
-    return Graded(summary, _write_reports(pack, loaded, paths, summary.run_id, runs_dir, db), warnings)
+    return Graded(summary, _write_reports(pack, loaded, paths, summary.run_id, runs_dir, db))
 
 
 def resume_predictions(run_id: str, *, execute: Execute, runs_dir: Path, db: str | None = None) -> Graded:
@@ -326,8 +329,7 @@ def resume_predictions(run_id: str, *, execute: Execute, runs_dir: Path, db: str
     loaded = [read_predictions(Path(path), model_name=label) for label, path in harness["files"].items()]
     stored = _store(runs_dir, db).get_run(run_id)
     pack = load_pack(stored["config"]["run"]["pack"])
-    return Graded(summary, _write_reports(pack, loaded, [Path(paths[p.model]) for p in loaded], run_id, runs_dir, db),
-                  [])
+    return Graded(summary, _write_reports(pack, loaded, [Path(paths[p.model]) for p in loaded], run_id, runs_dir, db))
 
 
 def _write_reports(pack: Pack, loaded: list[Predictions], paths: list[Path], run_id: str, runs_dir: Path,
