@@ -88,22 +88,31 @@ def load_records(source: str, *, split: str = "test", log: Log = lambda line: No
         log(f"loading {source} (split {split}) from the Hugging Face hub")
     try:
         dataset = datasets.load_dataset(loader, **kwargs)
-        # the JSON loader turns ISO dates into timestamps: load those columns again as the strings they were
-        stamped = [name for name, feature in dataset.features.items()
-                   if isinstance(feature, datasets.Value) and feature.dtype.startswith("timestamp")]
-        if stamped and loader == "json":
-            features = dataset.features.copy()
-            for name in stamped:
-                features[name] = datasets.Value("string")
-            dataset = datasets.load_dataset(loader, features=features, **kwargs)
-    except UserError:
-        raise
     except Exception as e:  # datasets raises many types (FileNotFoundError, DatasetGenerationError, hub errors)
         hint = ("check that the file is a JSON array, JSON lines or parquet" if path.exists()
                 else "the hub may be unreachable from this machine: download the dataset and give the file")
         raise UserError(f"cannot load {source}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                         hint) from e
-    return [dict(row) for row in dataset]
+    rows = [dict(row) for row in dataset]
+    # datasets' JSON loader reads ISO dates as timestamps ("...T...Z" comes back as a datetime): those
+    # columns keep the text the file holds, so an import reproduces created_at exactly
+    stamped = [name for name, feature in dataset.features.items()
+               if isinstance(feature, datasets.Value) and feature.dtype.startswith("timestamp")]
+    if stamped and loader == "json":
+        raw = _raw_json_records(path)
+        if len(raw) == len(rows):
+            for row, original in zip(rows, raw):
+                for name in stamped:
+                    if isinstance(original, dict) and isinstance(original.get(name), str):
+                        row[name] = original[name]
+    return rows
+
+
+def _raw_json_records(path: Path) -> list[Any]:
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _text(value: Any) -> str:

@@ -1,0 +1,74 @@
+"""`validation.decide`: a task's verdict from its empty run and gold runs, decided where it is pure.
+
+Each verdict has a case, and each boundary a case on both sides, so a flipped condition fails a test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evalharness.types import TaskSpec
+from evalharness.validation import Run, decide
+
+TASK = TaskSpec(instance_id="t", problem_statement="x", FAIL_TO_PASS=["f1", "f2"], PASS_TO_PASS=["p1"])
+
+
+def run(outcome="resolved", **tests) -> Run:
+    return Run(outcome, {"f1": "passed", "f2": "passed", "p1": "passed", **tests})
+
+
+def base(**tests) -> Run:
+    return Run("unresolved", {"f1": "failed", "f2": "failed", "p1": "passed", **tests})
+
+
+def test_ok_when_gold_resolves_every_time_and_every_f2p_fails_at_base():
+    verdict = decide(TASK, base(), [run(), run(), run()])
+    assert verdict.verdict == "ok" and "3/3" in verdict.reason
+    assert verdict.tests["f1"] == {"list": "FAIL_TO_PASS", "base": "failed", "gold_pass_rate": 1.0,
+                                   "gold": ["passed"] * 3}
+    assert verdict.tests["p1"]["list"] == "PASS_TO_PASS"
+
+
+@pytest.mark.parametrize("status", ["error", "missing", "skipped"])
+def test_a_f2p_that_does_not_pass_at_base_counts_as_failing(status):
+    assert decide(TASK, base(f1=status), [run()]).verdict == "ok"
+
+
+@pytest.mark.parametrize("status", ["passed", "xfail"])
+def test_empty_passes_names_the_f2p_tests_that_pass_with_no_fix(status):
+    verdict = decide(TASK, base(f2=status), [run(), run()])
+    assert verdict.verdict == "empty_passes" and "f2" in verdict.reason and "f1" not in verdict.reason
+
+
+def test_gold_fails_names_the_tests_that_do_not_pass():
+    verdict = decide(TASK, base(), [run("unresolved", p1="failed")] * 3)
+    assert verdict.verdict == "gold_fails" and "p1" in verdict.reason and "f1" not in verdict.reason
+    assert verdict.tests["p1"]["gold_pass_rate"] == 0.0
+
+
+def test_a_gold_run_that_errors_is_gold_fails_with_its_reason():
+    verdict = decide(TASK, base(), [Run("test_run_error", {}, reason="collection failed")])
+    assert verdict.verdict == "gold_fails" and "collection failed" in verdict.reason
+
+
+def test_a_test_that_changes_status_between_gold_runs_is_flaky_with_its_rate():
+    verdict = decide(TASK, base(), [run(), run("unresolved", f1="failed"), run()])
+    assert verdict.verdict == "flaky" and "f1 (67%)" in verdict.reason
+    assert verdict.tests["f1"]["gold_pass_rate"] == pytest.approx(2 / 3)
+
+
+def test_flaky_wins_over_gold_fails_and_gold_fails_over_empty_passes():
+    assert decide(TASK, base(f1="passed"), [run(), run("unresolved", f2="failed")]).verdict == "flaky"
+    assert decide(TASK, base(f1="passed"), [run("unresolved", f2="failed")] * 2).verdict == "gold_fails"
+
+
+def test_patch_that_does_not_apply_is_its_own_verdict():
+    assert decide(TASK, base(), [Run("patch_apply_failed", {})]).verdict == "gold_does_not_apply"
+    verdict = decide(TASK, Run("task_error", {}, reason="the test_patch does not apply"), [run()])
+    assert verdict.verdict == "gold_does_not_apply" and "test_patch" in verdict.reason
+
+
+def test_one_gold_run_is_enough_to_decide_and_none_is_not_ok():
+    assert decide(TASK, base(), [run()]).verdict == "ok"
+    assert decide(TASK, base(), []).verdict == "gold_fails"
+    assert decide(TASK, None, [run()]).verdict == "gold_fails"
