@@ -151,9 +151,10 @@ class Validator:
             return self._write(task, {**report, "verdict": "no_recipe", "reason": problem}, started)
         spec = self.pack.spec_for(task)
         try:
-            t0 = time.monotonic()
+            env_image = self.images.env_image(self.pack, task)
             image = self.images.task_image(self.pack, task)
-            report["image"], report["build_s"] = image, round(time.monotonic() - t0, 1)
+            report.update(env_image=env_image, image=image, env_build_s=self.images.durations.get(env_image),
+                          task_build_s=self.images.durations.get(image))
         except TaskError as e:
             tail = getattr(e.__cause__, "log_tail", "") or ""
             return self._write(task, {**report, "verdict": "env_build_failed", "reason": e.reason,

@@ -17,6 +17,7 @@ import os
 import shlex
 import tarfile
 import threading
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -242,6 +243,8 @@ class ImageBuilder:
         self.ca_bundle = path.read_bytes() if path else None
         self.log = log or (lambda line: None)
         self.built: list[str] = []
+        self.durations: dict[str, float] = {}
+        """Seconds each image built by this builder took (images found already built are not here)."""
         self._locks: dict[str, threading.Lock] = {}
         self._failed: dict[str, list[ImageBuildError]] = {}
         self._broken: dict[str, TaskError] = {}
@@ -297,6 +300,7 @@ class ImageBuilder:
                 self.log(f"building {tag}")
                 for note in ctx.notes:
                     self.log(f"note: {note}")
+                started = time.monotonic()
                 try:
                     build_image(self.client, tag, ctx, timeout=timeout, labels=labels)
                 except ImageBuildError as e:
@@ -310,6 +314,7 @@ class ImageBuilder:
                         raise self._broken[tag] from e
                     raise
                 self.built.append(tag)
+                self.durations[tag] = round(time.monotonic() - started, 1)
         return tag
 
 
