@@ -177,3 +177,35 @@ def test_mirror_is_used_when_it_holds_the_repository(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALHARNESS_REPO_MIRROR", str(tmp_path / "elsewhere"))
     fresh = load_pack(tmp_path / "p")
     assert fresh.spec_for(task).environment.source.url == "https://github.com/sympy/sympy.git"
+
+
+def test_a_hub_name_that_cannot_be_reached_is_a_user_error_with_a_hint(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # as on a machine without the hub; fails fast instead of retrying
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(UserError) as err:
+        import_swebench("princeton-nlp/SWE-bench_Lite", tmp_path / "out")
+    assert "cannot load princeton-nlp/SWE-bench_Lite" in err.value.message
+    assert "download the dataset and give the file" in (err.value.hint or "")
+    assert not (tmp_path / "out").exists()
+
+
+def test_django_labels_from_test_files_name_the_modules_of_the_listed_tests():
+    """{test_modules}: Django's runner takes dotted labels; each listed test's module must be among them."""
+    import re
+
+    from evalharness.grading.grade import test_modules
+    from evalharness.sources.swebench import to_task
+
+    checked = 0
+    for record in lite():
+        if record["repo"] != "django/django":
+            continue
+        task = to_task(record)
+        labels = test_modules(task.test_files)
+        for test in task.FAIL_TO_PASS:
+            match = re.match(r"^\w+ \(([\w.]+)\)$", test)
+            if match:
+                module = match.group(1).rsplit(".", 1)[0]
+                assert any(module == label or module.startswith(label + ".") for label in labels), (test, labels)
+                checked += 1
+    assert checked > 100

@@ -350,9 +350,20 @@ def _timed_out(exit_code: int) -> bool:
     return exit_code in (124, 137)
 
 
+def test_modules(files: list[str]) -> list[str]:
+    """Test files as the dotted labels Django's ``tests/runtests.py`` takes: ``tests/a/test_b.py`` -> ``a.test_b``."""
+    labels = []
+    for path in files:
+        label = path.removeprefix("tests/").removesuffix(".py").replace("/", ".")
+        if label not in labels:
+            labels.append(label)
+    return labels
+
+
 def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
     junit = f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"
     command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in task.test_files),
+                                       "test_modules": " ".join(shlex.quote(m) for m in test_modules(task.test_files)),
                                        "junit_xml": junit})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
     result.test_exit_code, result.test_output = run.exit_code, run.output
