@@ -139,6 +139,8 @@ def parse_django_log(log: str) -> Statuses:
     Ids are what the runner prints, ``"test_x (module.Class)"``. A test with a docstring
     prints its first line below the id (``"Docstring line ... ok"``); SWE-bench's lists
     name such tests by that line, so the status is also recorded under it (an alias).
+    Several tests may share one line (cache backends' copies of a test): the alias gets the
+    worst status of those that ran, and "skipped" only if all were skipped.
     Stray output between ``" ... "`` and the status (stderr of the runner) is skipped; a
     later line holding only the status closes the pending test. ``FAIL:``/``ERROR:``
     headers (which also report failed subtests) are merged in.
@@ -174,9 +176,14 @@ def parse_django_log(log: str) -> Statuses:
         if pending and status:
             merge(results, pending, status)
             pending = None
+    named: dict[str, list[str]] = {}
     for test_id, description in aliases:
         if test_id in results:
-            merge(results, description, results[test_id])
+            named.setdefault(description, []).append(results[test_id])
+    for description, statuses in named.items():
+        ran = [s for s in statuses if s != SKIPPED]  # a skipped twin says nothing of the code
+        for status in ran or statuses:
+            merge(results, description, status)
     return results
 
 

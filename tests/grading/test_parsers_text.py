@@ -136,6 +136,31 @@ def test_django_parser_matches_unittest_own_verdicts(tmp_path: Path) -> None:
     assert "test_ok (app.test_things.Things.test_ok)" in results  # Python 3.11+ id form
 
 
+def shared_docstring_log(*tails: str) -> str:
+    """Backend copies of one test, each printing the same docstring line, then ``tails``."""
+    lines = []
+    for backend, tail in zip(["LocMem", "Memcached", "DB"], tails):
+        lines += [f"test_non_existent (cache.tests.{backend}CacheTests)", f"Nonexistent keys are None. ... {tail}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("tails,alias", [
+    (["ok", "skipped 'Memcached backend not configured'", "ok"], TestStatus.PASSED),
+    (["skipped 'not configured'", "ok", "skipped 'not configured'"], TestStatus.PASSED),
+    (["skipped 'not configured'", "skipped 'not configured'", "skipped 'not configured'"], TestStatus.SKIPPED),
+    (["ok", "skipped 'not configured'", "FAIL"], TestStatus.FAILED),
+    (["ERROR", "ok", "FAIL"], TestStatus.ERROR),
+    (["expected failure", "ok", "skipped 'no'"], TestStatus.XFAIL),
+])
+def test_django_docstring_line_shared_by_several_tests(tails: list[str], alias: TestStatus) -> None:
+    """A shared docstring line is an alias of several tests: the worst of those that ran (a skipped copy
+    says nothing of the code), "skipped" only if all were; each test keeps its own status."""
+    results = parse("django", TestRun(log=shared_docstring_log(*tails), exit_code=0))
+    assert results["Nonexistent keys are None."] is alias
+    assert results["test_non_existent (cache.tests.MemcachedCacheTests)"] is (
+        TestStatus.SKIPPED if tails[1].startswith("skipped") else TestStatus.PASSED)
+
+
 SYMPY_LOG = """\
 ============================= test process starts ==============================
 executable:         /usr/bin/python  (3.9.19-final-0) [CPython]
