@@ -192,7 +192,7 @@ def check_pack(all_predictions: list[Predictions], pack: Pack, *, skip_unknown: 
 
 
 def swebench_report(predictions: Predictions, pack: Pack, rows: list[dict[str, Any]], *, run_id: str,
-                    harness: str = HARNESS) -> dict[str, Any]:
+                    harness: str = HARNESS, source: str | None = None) -> dict[str, Any]:
     """The SWE-bench harness's report for one file, from the run's stored trials (pure).
 
     Each pack task is in one list: ``incomplete_ids`` (not submitted, no trial), ``error_ids``
@@ -244,7 +244,7 @@ def swebench_report(predictions: Predictions, pack: Pack, rows: list[dict[str, A
         "config": f"{harness}/{predictions.model}",
         "run_id": run_id,
         "pack": pack.name,
-        "predictions": str(predictions.source),
+        "predictions": source or str(predictions.source),
     }
 
 
@@ -295,8 +295,8 @@ def grade_predictions(pack_path: str | Path, sources: list[Path], *, execute: Ex
             json.dumps({KEY_INSTANCE_ID: i, KEY_MODEL: p.model, KEY_PREDICTION: patch}) + "\n"
             for i, patch in p.patches.items()))
     harness_file = folder / "harness.yaml"
-    harness_file.write_text(yaml.safe_dump({"kind": HARNESS, "name": HARNESS, "files": files,
-                                            "sources": {p.model: str(p.source.resolve()) for p in loaded}},
+    sources = {p.model: str(p.source.resolve()) for p in loaded}
+    harness_file.write_text(yaml.safe_dump({"kind": HARNESS, "name": HARNESS, "files": files, "sources": sources},
                                            sort_keys=False))
     paths = list(report_paths or []) or [run_dir / f"{safe(p.model)}.{run_id}.json" for p in loaded]
     (folder / "reports.json").write_text(json.dumps({p.model: str(path) for p, path in zip(loaded, paths)},
@@ -314,7 +314,7 @@ def grade_predictions(pack_path: str | Path, sources: list[Path], *, execute: Ex
     except BaseException:
         _discard_if_unstarted(run_dir, runs_dir, db, run_id)
         raise
-    return Graded(summary, _write_reports(pack, loaded, paths, summary.run_id, runs_dir, db))
+    return Graded(summary, _write_reports(pack, loaded, paths, summary.run_id, runs_dir, db, sources))
 
 
 def resume_predictions(run_id: str, *, execute: Execute, runs_dir: Path, db: str | None = None) -> Graded:
@@ -329,15 +329,16 @@ def resume_predictions(run_id: str, *, execute: Execute, runs_dir: Path, db: str
     loaded = [read_predictions(Path(path), model_name=label) for label, path in harness["files"].items()]
     stored = _store(runs_dir, db).get_run(run_id)
     pack = load_pack(stored["config"]["run"]["pack"])
-    return Graded(summary, _write_reports(pack, loaded, [Path(paths[p.model]) for p in loaded], run_id, runs_dir, db))
+    return Graded(summary, _write_reports(pack, loaded, [Path(paths[p.model]) for p in loaded], run_id, runs_dir, db,
+                                          harness.get("sources") or {}))
 
 
 def _write_reports(pack: Pack, loaded: list[Predictions], paths: list[Path], run_id: str, runs_dir: Path,
-                   db: str | None) -> list[tuple[Path, dict[str, Any]]]:
+                   db: str | None, sources: dict[str, str]) -> list[tuple[Path, dict[str, Any]]]:
     rows = _store(runs_dir, db).trial_rows([run_id])
     out = []
     for p, path in zip(loaded, paths):
-        report = swebench_report(p, pack, rows, run_id=run_id)
+        report = swebench_report(p, pack, rows, run_id=run_id, source=sources.get(p.model))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=4) + "\n")
         out.append((path, report))
