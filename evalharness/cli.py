@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -502,13 +503,17 @@ def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> Non
     sys.exit(max(codes))
 
 
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     import contextlib
     import time as _time
 
     from evalharness.grading.grade import grade
     from evalharness.sandbox.base import Limits
-    from evalharness.sandbox.docker import DockerSandbox
+    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
     from evalharness.sandbox.engine import docker_client
     from evalharness.sandbox.images import ImageBuilder
     from evalharness.validation import Validator, summary, validate_pack
@@ -530,7 +535,15 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
     validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
     tasks = [t for t in pack.tasks if not only or t.instance_id in only]
-    reports = validate_pack(validator, tasks, workers=workers, force=force, log=click.echo)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        reports = validate_pack(validator, tasks, workers=workers, force=force, log=click.echo)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: reports written so far are kept; run the same command to go on", err=True)
+        sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        remove_labelled(client, run_id)  # no container of this validation outlives it
     counts = summary(reports)
     click.echo(f"{pack.name}: {counts['by_verdict'].get('ok', 0)}/{counts['tasks']} ok ("
                + ", ".join(f"{v} {n}" for v, n in counts["by_verdict"].items()) + f"); reports in "

@@ -107,6 +107,10 @@ class PackSpec(BaseModel):
     """Shell command run in the work tree; placeholders {test_files} and {junit_xml}."""
     log_parser: str = "junit"
     """Name of a parser in evalharness.grading.parsers (checked by the grader, `grading.parsers.check_names`)."""
+    runner_files: list[str] = Field(default_factory=list)
+    """Files of the test runner in the work tree (e.g. SymPy's bin/test and runtests.py) that the grader
+    restores to the base commit before the tests run, as it does test files: an agent cannot rewrite the
+    program that reports its results. Matters for unguarded test commands."""
     timeouts: Timeouts = Field(default_factory=Timeouts)
 
     @model_validator(mode="after")
@@ -136,6 +140,8 @@ class Recipe(BaseModel):
     """Shell commands that install the repository at its environment commit (e.g. 'python -m pip install -e .')."""
     test_command: str | None = None
     log_parser: str | None = None
+    runner_files: list[str] = Field(default_factory=list)
+    """Files of the test runner the grader restores to base before the tests run (see PackSpec.runner_files)."""
     timeouts: dict[str, float] = Field(default_factory=dict)
     """Overrides of the pack's timeouts for this environment (agent_s, tests_s, build_s, exec_s)."""
 
@@ -247,7 +253,8 @@ class Pack(BaseModel):
             timeouts = self.spec.timeouts.model_copy(update=recipe.timeouts)
             cache[key] = self.spec.model_copy(update={
                 "environment": env, "recipes": None, "test_command": recipe.test_command,
-                "log_parser": recipe.log_parser or self.spec.log_parser, "timeouts": timeouts})
+                "log_parser": recipe.log_parser or self.spec.log_parser, "timeouts": timeouts,
+                "runner_files": [*self.spec.runner_files, *recipe.runner_files]})
         return cache[key]
 
     def log_parsers(self) -> set[str]:

@@ -215,7 +215,8 @@ def validate_pack(validator: Validator, tasks: list[TaskSpec], *, workers: int =
     if reports:
         log(f"{len(reports)} task(s) already validated (current reports kept; --force validates them again)")
     done = len(reports)
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eh-validate") as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eh-validate")
+    try:
         futures = {pool.submit(validator.validate, t): t for t in todo}
         for future in as_completed(futures):
             task = futures[future]
@@ -224,6 +225,10 @@ def validate_pack(validator: Validator, tasks: list[TaskSpec], *, workers: int =
             done += 1
             log(f"[{done}/{len(tasks)}] {task.instance_id}: {report['verdict']} ({report['seconds']:.0f} s)"
                 + ("" if report["verdict"] == "ok" else f": {report['reason'][:200]}"))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # the caller removes the containers; running ones then end
+        raise
+    pool.shutdown()
     return reports
 
 

@@ -211,7 +211,7 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     changes = parse_raw_z(rest[:raw_size])
     test_patch_files = {p.decode("utf-8", "surrogateescape") for p, old in parse_numstat_z(rest[raw_size:])
                         for p in ((p,) if old is None else (p, old))}
-    protected = set(task.test_files) | test_patch_files
+    protected = set(task.test_files) | test_patch_files | set(spec.runner_files)
     needed = blobs_needed(changes)
     decision = decide_surface(changes, test_files=protected, blobs=_blobs(sandbox, env, needed) if needed else {})
     result.patch_applied = bool(changes)
