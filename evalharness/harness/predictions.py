@@ -32,11 +32,13 @@ class PredictionsHarness:
     uses_model = True
     """The model is the predictions file's label: one configuration per file. It is never called."""
 
-    def __init__(self, files: dict[str, str], name: str = "predictions", sources: dict[str, str] | None = None):
+    def __init__(self, files: dict[str, str] | None = None, name: str = "predictions",
+                 sources: dict[str, str] | None = None):
         from evalharness.predictions import read_predictions
 
         if not isinstance(files, dict) or not files:
-            raise ConfigError("the predictions harness needs 'files': a mapping of model label to predictions file")
+            raise ConfigError("the predictions harness needs 'files': a mapping of model label to predictions file",
+                              "grade predictions with: evalharness grade-predictions --pack P --predictions FILE")
         self.name = name
         self._files = {label: str(path) for label, path in files.items()}
         self._sources = dict(sources or {})
