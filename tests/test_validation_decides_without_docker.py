@@ -72,3 +72,14 @@ def test_one_gold_run_is_enough_to_decide_and_none_is_not_ok():
     assert decide(TASK, base(), [run()]).verdict == "ok"
     assert decide(TASK, base(), []).verdict == "gold_fails"
     assert decide(TASK, None, [run()]).verdict == "gold_fails"
+
+
+def test_a_gold_run_the_grader_did_not_resolve_is_not_ok_even_with_every_listed_test_passing():
+    """e.g. the exit code contradicts the parsed passes: the grader's outcome decides, not the statuses."""
+    verdict = decide(TASK, base(), [run(), Run("unresolved", run().tests, reason="exit code 1 with all passed")])
+    assert verdict.verdict == "gold_fails" and "exit code 1" in verdict.reason
+
+
+def test_an_xfail_the_grader_accepted_counts_as_passing_in_the_rates():
+    verdict = decide(TASK, base(), [run(p1="xfail"), run(p1="xfail")])
+    assert verdict.verdict == "ok" and verdict.tests["p1"]["gold_pass_rate"] == 1.0
