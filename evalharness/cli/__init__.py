@@ -1,0 +1,40 @@
+"""Command line: thin click commands that parse, build a config and call one library function.
+
+One module per noun (run and its results, packs, sandbox, predictions, models); `_common` holds the
+group and the options they share.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from evalharness.cli import models, packs, predictions, run, sandbox  # noqa: F401  (they register commands)
+from evalharness.cli._common import cli
+from evalharness.cli.run import _print_report  # noqa: F401  (tests call it)
+from evalharness.errors import UserError
+
+__all__ = ["cli", "main"]
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except UserError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: containers removed; finished trials are stored (resume with --resume RUN_ID)",
+                   err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

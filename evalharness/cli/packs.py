@@ -1,0 +1,141 @@
+"""`packs`: checking packs (and validating them for real), importing benchmarks."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from evalharness.cli._common import CA_BUNDLE, cli
+from evalharness.errors import UserError
+
+
+@cli.group("packs")
+def packs_cmd() -> None:
+    """Task packs."""
+
+
+@packs_cmd.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--run", "execute", is_flag=True,
+              help="Also build every environment and grade each task's empty and gold patches (Docker).")
+@click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --run: gold-patch runs per task (a test that changes status between them is flaky).")
+@click.option("--task", "only", multiple=True, help="With --run: only these task ids (repeatable).")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Tasks at once.")
+@click.option("--force", is_flag=True, help="With --run: validate again tasks that have a current report.")
+@CA_BUNDLE
+def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> None:
+    """Check pack manifests, recipes and task files; with --run, check that each task works.
+
+    Without --run: exit 1 on the first malformed pack. With --run, each task gets a report in
+    <pack>/validation/<id>.json: ok, env_build_failed (with the build log's tail), gold_fails (naming
+    the tests), empty_passes, flaky (per-test pass rates), gold_does_not_apply, no_recipe or infra_error.
+    Runs skip tasks whose current report is not ok, and say so. Exit 0 when every task is ok, 1 when
+    some task is not, 3 when only the engine failed.
+
+    \b
+    evalharness packs validate tasks/lite
+    evalharness packs validate tasks/lite --run --reruns 3 -j 2
+    """
+    from evalharness.grading.parsers import check_names
+    from evalharness.packs import load_pack
+
+    packs = []
+    for path in paths:
+        pack = load_pack(path)
+        check_names(pack.log_parsers(), f"task pack {path}")
+        without = sum(pack.recipe_problem(t) is not None for t in pack.tasks)
+        click.echo(f"{path}: ok ({pack.name} v{pack.spec.version}, {len(pack.tasks)} tasks"
+                   + (f", {without} without an environment recipe" if without else "") + ")")
+        packs.append(pack)
+    if not execute:
+        return
+    codes = [_validate_run(pack, reruns, only, workers, force, ca_bundle) for pack in packs]
+    sys.exit(max(codes))
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
+    import contextlib
+    import time as _time
+
+    from evalharness.grading.grade import grade
+    from evalharness.sandbox.base import Limits
+    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
+    from evalharness.sandbox.engine import docker_client
+    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.validation import Validator, summary, validate_pack
+
+    unknown = sorted(set(only) - {t.instance_id for t in pack.tasks})
+    if unknown:
+        raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
+    client = docker_client()
+    run_id = _time.strftime("validate-%Y%m%d-%H%M%S")
+
+    @contextlib.contextmanager
+    def sandbox(image, spec, task):
+        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/validate",
+                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
+                           default_timeout=spec.timeouts.exec_s) as box:
+            box.start()
+            yield box
+
+    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
+    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    tasks = [t for t in pack.tasks if not only or t.instance_id in only]
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        reports = validate_pack(validator, tasks, workers=workers, force=force, log=click.echo)
+    except KeyboardInterrupt:
+        click.echo("interrupted: reports written so far are kept; run the same command to go on", err=True)
+        sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        remove_labelled(client, run_id)  # no container of this validation outlives it
+    counts = summary(reports)
+    click.echo(f"{pack.name}: {counts['by_verdict'].get('ok', 0)}/{counts['tasks']} ok ("
+               + ", ".join(f"{v} {n}" for v, n in counts["by_verdict"].items()) + f"); reports in "
+               f"{pack.root / 'validation'}")
+    verdicts = set(counts["by_verdict"])
+    if verdicts <= {"ok"}:
+        return 0
+    return 3 if verdicts <= {"ok", "infra_error"} else 1
+
+
+@packs_cmd.command("import")
+@click.argument("kind", type=click.Choice(["swebench"]))
+@click.argument("source")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Pack folder to write.")
+@click.option("--name", default=None, help="Pack name (default: the folder's name).")
+@click.option("--recipes", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder of recipe tables that replace or extend the built-in ones (one YAML per repository).")
+@click.option("--repo-mirror", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder of bare repositories named owner__name.git to clone from instead of the network.")
+@click.option("--split", default="test", show_default=True, help="Split of a hub dataset.")
+@click.option("--force", is_flag=True, help="Replace the pack in a non-empty --out folder.")
+def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force) -> None:
+    """Import a benchmark as a task pack.
+
+    SOURCE is a Hugging Face dataset name (through `datasets`, when the hub answers) or a local
+    JSON array, JSONL or parquet file. Each task gets the environment recipe of its (repo, version);
+    tasks without one are imported and listed with the reason (import-report.json).
+
+    \b
+    evalharness packs import swebench swe-bench-lite.json --out tasks/lite --repo-mirror mirrors/
+    evalharness packs import swebench princeton-nlp/SWE-bench_Verified --out tasks/verified
+    """
+    from evalharness.sources.swebench import import_swebench
+
+    report = import_swebench(source, out, name=name, recipes=recipes, repo_mirror=repo_mirror, split=split,
+                             force=force, log=click.echo).to_json()
+    click.echo(f"{out}: {report['tasks']} tasks of {len(report['repos'])} repositories; "
+               f"{report['with_recipe']} with an environment recipe, {len(report['without_recipe'])} without")
+    for reason, count in sorted(report["without_recipe_by_reason"].items(), key=lambda kv: -kv[1]):
+        click.echo(f"  {count} without a recipe: {reason}")
+    click.echo(f"next: evalharness packs validate {out} --run")

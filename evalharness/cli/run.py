@@ -1,0 +1,302 @@
+"""`run`, `report`, `compare`, `plan`, `grade`, `runs`, `show`: running an evaluation and reading its results."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from evalharness.cli._common import CA_BUNDLE, DB, RUNS_DIR, _store, cli
+from evalharness.errors import UserError
+
+
+@cli.command("run")
+@click.option("--pack", "-p", "pack", type=click.Path(), help="Task pack folder or manifest.")
+@click.option("--harness", "-H", "harnesses", multiple=True, help="Harness name, file or pkg.mod:Cls (repeatable).")
+@click.option("--model", "-m", "models", multiple=True, help="litellm model string, e.g. openai/gpt-4o (repeatable).")
+@click.option("--api-base", default=None, help="Model endpoint base URL (for every --model).")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the provider's).")
+@click.option("--input-cost-per-token", type=float, default=None,
+              help="USD per input token, for models missing from litellm's price map (with --output-cost-per-token).")
+@click.option("--output-cost-per-token", type=float, default=None, help="USD per output token.")
+@click.option("--model-config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="YAML of model endpoint fields (timeout_s, num_retries, seed, max_tokens, prices, extra, ...) "
+                   "applied to every --model; options given on the command line win.")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds per task.")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Trials at once.")
+@click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Budget: model calls per trial.")
+@click.option("--max-cost", type=float, default=None, help="Budget: USD per trial.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Budget: tokens per trial.")
+@click.option("--max-wall", type=float, default=None, help="Budget: seconds per trial (default: the pack's agent_s).")
+@click.option("--disk", default="2g", show_default=True,
+              help="Size of each sandbox's writable work tree (tmpfs: the agent fills its own, never the host's disk).")
+@click.option("--max-patch-mb", type=click.FloatRange(min=0, min_open=True), default=8.0, show_default=True,
+              help="A change over this size is the outcome patch_too_large (never cut).")
+@click.option("--include-invalid", is_flag=True,
+              help="Also run tasks whose validation report (packs validate --run) is not ok.")
+@click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run; completed trials are kept.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
+              show_default=True, help="Format of the report printed at the end.")
+@click.option("--report-dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Where the HTML report is written.")
+@CA_BUNDLE
+@RUNS_DIR
+@DB
+def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
+            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, disk, max_patch_mb,
+            include_invalid, resume, fmt, report_dir, ca_bundle, runs_dir, db) -> None:
+    """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
+
+    \b
+    evalharness run -p tasks/quickstart -H oracle -H null --seeds 3 -j 2
+    evalharness run -p tasks/quickstart -H minimal -H mini-swe-agent -m openai/gpt-4o-mini --api-key-env OPENAI_API_KEY
+    evalharness run --resume 20261130-101500-ab12
+
+    \b
+    Exit codes (run and run --resume):
+      0    every trial recorded, no task error, no infrastructure failure
+      1    a user error (bad pack, option or configuration), or task errors: broken
+           tasks (image cannot be built, gold patch does not apply), named at the end
+      2    the command line itself is malformed (click's usage error)
+      3    infrastructure failures remained (resume to retry them)
+      130  interrupted (Ctrl-C, SIGTERM); resume with --resume RUN_ID
+    """
+    from evalharness.console import run_with_progress
+    from evalharness.runner import RunConfig
+    from evalharness.types import Budget
+
+    config = None
+    if not resume:
+        if not pack or not harnesses:
+            raise click.UsageError("give --pack and at least one --harness (or --resume RUN_ID)")
+        config = RunConfig(
+            pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)), workers=workers,
+            tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb, include_invalid=include_invalid,
+            models=_model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
+                                    temperature=temperature, input_cost_per_token=input_cost_per_token,
+                                    output_cost_per_token=output_cost_per_token),
+            budget=Budget(max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens, max_wall_s=max_wall))
+    summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle)
+    _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
+    _exit_for(summary)
+
+
+def _exit_for(summary) -> None:
+    """Name the broken tasks and remaining infrastructure failures on stderr, then exit with the run's code."""
+    broken: dict[str, list[str]] = {}
+    for trial_id, reason in summary.task_errors:
+        broken.setdefault("/".join(trial_id.split("/")[:2]) + f": {reason}", []).append(trial_id)
+    for line, trial_ids in sorted(broken.items()):
+        click.echo(f"task error: {line} ({len(trial_ids)} trial{'s' if len(trial_ids) != 1 else ''})", err=True)
+    if summary.task_errors:
+        click.echo(f"error: {len(summary.task_errors)} trial(s) of run {summary.run_id} are task errors (broken tasks, "
+                   "left out of the rates)\n  fix the pack, then run again", err=True)
+    if summary.infra_remaining:
+        click.echo(f"error: {summary.infra_remaining} trial(s) of run {summary.run_id} ended in infrastructure "
+                   f"failures\n  retry them with: evalharness run --resume {summary.run_id}", err=True)
+    sys.exit(summary.exit_code)
+
+
+@cli.command("report")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file.")
+@RUNS_DIR
+@DB
+def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
+    """Resolve rate per configuration with task-level intervals, per-task counts, infra failures.
+
+    \b
+    evalharness report RUN_ID --format md
+    evalharness report RUN_A RUN_B --format html -o reports/ab.html
+    """
+    from evalharness.report.build import build_report
+    from evalharness.report.data import trials_frame
+    from evalharness.report.render import render
+
+    store = _store(runs_dir, db)
+    report = build_report(trials_frame(store, list(run_ids)), [store.get_run(r) for r in run_ids])
+    text = render(report, fmt)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+        click.echo(f"wrote {output}")
+        _warn_flags(report)
+    else:
+        click.echo(text)
+
+
+def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, report_dir: Path) -> None:
+    from evalharness.report.build import build_report
+    from evalharness.report.data import trials_frame
+    from evalharness.report.render import render
+
+    store = _store(runs_dir, db)
+    report = build_report(trials_frame(store, run_ids), [store.get_run(r) for r in run_ids])
+    click.echo(render(report, fmt))
+    report_dir.mkdir(parents=True, exist_ok=True)
+    html = report_dir / f"{run_ids[0]}.html"
+    html.write_text(render(report, "html"))
+    click.echo(f"HTML report: {html}")
+    _warn_flags(report)
+
+
+def _warn_flags(report: dict) -> None:
+    """Tampered trials, last on the console (stderr) whatever the format or output file."""
+    for line in report["flag_warnings"]:
+        click.echo(f"warning: {line}", err=True)
+
+
+def _frame(run_ids, runs_dir, db):
+    from evalharness.report.data import trials_frame
+
+    return trials_frame(_store(runs_dir, db), list(run_ids))
+
+
+def _print_rows(rows: list[list[str]], fmt: str, title: str) -> None:
+    from evalharness.report.render import markdown_table, text_table
+
+    click.echo(markdown_table(rows) if fmt == "md" else text_table(rows, title))
+
+
+@cli.command("compare")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--a", "config_a", default=None, help="Configuration A as harness/model (default: the first of two).")
+@click.option("--b", "config_b", default=None, help="Configuration B as harness/model.")
+@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
+@RUNS_DIR
+@DB
+def compare_cmd(run_ids, config_a, config_b, fmt, runs_dir, db) -> None:
+    """Paired A/B on shared tasks: difference, interval, p-values, cost per resolved.
+
+    Give two runs (one configuration each), or one run holding two configurations.
+
+    \b
+    evalharness compare RUN_A RUN_B
+    evalharness compare RUN_ID --a minimal/openai/gpt-4o --b mini-swe-agent/openai/gpt-4o
+    """
+    from evalharness.report.ab import comparison_rows
+
+    _print_rows(comparison_rows(_frame(run_ids, runs_dir, db), config_a, config_b), fmt, "Paired comparison")
+
+
+@cli.command("plan")
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--delta", type=float, default=0.05, show_default=True, help="Difference to detect (0.05 = 5 points).")
+@click.option("--a", "config_a", default=None)
+@click.option("--b", "config_b", default=None)
+@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
+@RUNS_DIR
+@DB
+def plan_cmd(run_ids, delta, config_a, config_b, fmt, runs_dir, db) -> None:
+    """From a pilot run: tasks needed for 80% power at K = 1, 3, 5, 10 seeds, and the detectable effect.
+
+    \b
+    evalharness plan RUN_ID --delta 0.05
+    """
+    from evalharness.report.ab import plan_rows
+
+    rows, note = plan_rows(_frame(run_ids, runs_dir, db), config_a, config_b, delta)
+    _print_rows(rows, fmt, f"Design for a paired comparison detecting {delta:+.0%} at 80% power, alpha 0.05")
+    if note:
+        click.echo(f"note: {note}")
+
+
+@cli.command("grade")
+@click.argument("run_id")
+@click.option("--log-parser", default=None, help="Parse with this parser instead of the pack's.")
+@RUNS_DIR
+def grade_cmd(run_id, log_parser, runs_dir) -> None:
+    """Re-grade a stored run from its run folders (no Docker); exit 1 if any outcome changes.
+
+    \b
+    evalharness grade 20261130-101500-ab12
+    """
+    from evalharness.regrade import regrade_run
+
+    results = regrade_run(runs_dir / run_id, log_parser=log_parser)
+    changed = [r for r in results if r.changed]
+    for r in changed:
+        flags = f"; flags {list(r.flags)} -> {list(r.flags_now)}" if r.flags != r.flags_now else ""
+        click.echo(f"{r.trial}: {r.stored} -> {r.now} ({r.reason}){flags}")
+    flagged = sum(bool(r.flags_now) for r in results)
+    click.echo(f"re-graded {len(results)} trial(s): {len(results) - len(changed)} unchanged, {len(changed)} changed"
+               + (f"; {flagged} flagged (flags kept: `evalharness report` counts them)" if flagged else ""))
+    if changed:
+        sys.exit(1)
+
+
+@cli.command("runs")
+@RUNS_DIR
+@DB
+def runs_cmd(runs_dir, db) -> None:
+    """List stored runs; a run whose runner died (SIGKILL, power loss) shows as interrupted."""
+    from evalharness.liveness import run_status
+
+    for r in _store(runs_dir, db).list_runs():
+        click.echo(f"{r['run_id']}  {run_status(r):<11} {r['pack']:<20} trials={r['trials'] or 0} "
+                   f"resolved={r['resolved'] or 0}")
+
+
+def _model_endpoints(models, model_config, **options):
+    """ModelEndpoints for the --model names: fields from --model-config, then the options given."""
+    import yaml
+    from pydantic import ValidationError
+
+    from evalharness.errors import ConfigError
+    from evalharness.types import ModelEndpoint
+
+    base = {}
+    if model_config is not None:
+        try:
+            base = yaml.safe_load(model_config.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"model config {model_config} is not valid YAML: {e}") from e
+        if not isinstance(base, dict):
+            raise ConfigError(f"model config {model_config}: expected a mapping of model endpoint fields")
+    names = list(models) or ([base["name"]] if "name" in base else [])
+    fields = {k: v for k, v in options.items() if v is not None}
+    if ("input_cost_per_token" in {**base, **fields}) != ("output_cost_per_token" in {**base, **fields}):
+        raise ConfigError("give both --input-cost-per-token and --output-cost-per-token (or neither)")
+    try:
+        return [ModelEndpoint.model_validate({**base, **fields, "name": name}) for name in names]
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        raise ConfigError(f"model settings are invalid ({model_config or 'command line'})", problems) from e
+
+
+@cli.command("show")
+@click.argument("target")
+@click.option("--output-chars", type=click.IntRange(min=100), default=1500, show_default=True,
+              help="Characters of each output, command and message shown (head and tail).")
+@RUNS_DIR
+def show_cmd(target, output_chars, runs_dir) -> None:
+    """Show a trial's trajectory: steps, commands, outputs, usage, outcome.
+
+    TARGET is a trial folder, or RUN_ID/PACK/TASK/HARNESS/MODEL/seed-N under --runs-dir;
+    a run or any folder above trials lists the trials in it.
+
+    \b
+    evalharness show 20261130-101500-ab12/quickstart/boltons-strutils-parse-int-list/minimal/openai__gpt-4o/seed-0
+    evalharness show 20261130-101500-ab12
+    """
+    from rich.console import Console
+
+    from evalharness.trajectory import render, trial_folders
+
+    folder = Path(target) if Path(target).is_dir() else runs_dir / target
+    if not folder.is_dir():
+        raise UserError(f"no trial or run folder {target!r} (looked in . and {runs_dir})",
+                        "pass a trial folder or RUN_ID/PACK/TASK/HARNESS/MODEL/seed-N; `evalharness runs` lists runs")
+    trials = trial_folders(folder)
+    if not trials:
+        raise UserError(f"no trajectory.json under {folder}")
+    if len(trials) > 1:
+        for trial in trials:
+            click.echo(trial.relative_to(runs_dir) if trial.is_relative_to(runs_dir) else trial)
+        return
+    render(trials[0], Console(), output_chars=output_chars)
