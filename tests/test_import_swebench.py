@@ -209,3 +209,10 @@ def test_django_labels_from_test_files_name_the_modules_of_the_listed_tests():
                 assert any(module == label or module.startswith(label + ".") for label in labels), (test, labels)
                 checked += 1
     assert checked > 100
+
+
+def test_a_hand_converted_benchmark_in_a_one_environment_pack_gets_a_warning(tmp_path, tinypack_copy):
+    records = [r for r in lite() if r["repo"] in ("sympy/sympy", "psf/requests")][:20]
+    (tinypack_copy / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = run_cli("packs", "validate", str(tinypack_copy), cwd=tmp_path)
+    assert "warning:" in done.stderr and "(repo, version) pairs but the pack has one environment" in done.stderr

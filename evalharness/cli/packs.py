@@ -50,6 +50,11 @@ def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> Non
         without = sum(pack.recipe_problem(t) is not None for t in pack.tasks)
         click.echo(f"{path}: ok ({pack.name} v{pack.spec.version}, {len(pack.tasks)} tasks"
                    + (f", {without} without an environment recipe" if without else "") + ")")
+        envs = {(t.repo, t.version) for t in pack.tasks if t.repo or t.version}
+        if pack.spec.recipes is None and len(envs) > 1:
+            click.echo(f"warning: {path}: its {len(pack.tasks)} tasks name {len(envs)} (repo, version) pairs but the "
+                       "pack has one environment for all; a benchmark spanning repositories and versions needs "
+                       "recipes (evalharness packs import swebench FILE --out DIR)", err=True)
         packs.append(pack)
     if not execute:
         return
