@@ -189,3 +189,42 @@ def test_shell_braces_in_the_test_command_are_left_to_the_shell(tinypack, clamp_
     command = "for f in {test_files}; do test -f \"${f}\"; done && " + tinypack.spec.test_command
     result = _grade(tinypack, clamp_task, clamp_task.patch, sandbox_factory, test_command=command)
     assert result.outcome is Outcome.RESOLVED, result.reason
+
+
+UNITTEST_TESTS = """\
+--- /dev/null
++++ b/tests/test_unit.py
+@@ -0,0 +1,15 @@
++import unittest
++
++from calc import clamp
++
++
++class ClampTest(unittest.TestCase):
++    def test_high(self):
++        self.assertEqual(clamp(11, 0, 10), 10)
++
++    def test_errors(self):
++        raise RuntimeError("an error, not a failure")
++
++    def test_inside(self):
++        self.assertEqual(clamp(5, 0, 10), 5)
++
+"""
+
+
+def test_failing_unittest_style_tests_are_failures_not_tampering(tinypack, clamp_task, sandbox_factory):
+    """unittest.TestCase tests hand what they raised to pytest through the item, after the grader's
+    first look: a failing one must be unresolved, never `tampered` (found on psf/requests' suite)."""
+    task = clamp_task.model_copy(update={
+        "instance_id": "tiny-clamp-unittest", "test_patch": UNITTEST_TESTS,
+        "FAIL_TO_PASS": ["tests/test_unit.py::ClampTest::test_high"],
+        "PASS_TO_PASS": ["tests/test_unit.py::ClampTest::test_inside", "tests/test_unit.py::ClampTest::test_errors"]})
+    empty = grade(task, tinypack.spec, "", sandbox_factory(tinypack, clamp_task, role="grader"))
+    assert empty.outcome is Outcome.NO_PATCH and "tampered" not in empty.flags, (empty.reason, empty.evidence)
+    assert empty.tests == {"tests/test_unit.py::ClampTest::test_high": "failed",
+                           "tests/test_unit.py::ClampTest::test_inside": "passed",
+                           "tests/test_unit.py::ClampTest::test_errors": "failed"}
+    gold = grade(task.model_copy(update={"PASS_TO_PASS": ["tests/test_unit.py::ClampTest::test_inside"]}),
+                 tinypack.spec, clamp_task.patch, sandbox_factory(tinypack, clamp_task, role="grader"))
+    assert gold.outcome is Outcome.RESOLVED, (gold.reason, gold.evidence)

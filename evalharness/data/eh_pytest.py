@@ -53,6 +53,12 @@ def _main():
         @pytest.hookimpl(hookwrapper=True, tryfirst=True)
         def pytest_runtest_makereport(self, item, call):
             excinfo = call.excinfo  # before any other hook runs
+            if excinfo is None and call.when == "call":
+                # a unittest.TestCase test: pytest's unittest plugin keeps what the test raised on the
+                # item and hands it to the call in its own makereport hook, which runs after this one
+                pending = getattr(item, "_excinfo", None)
+                if isinstance(pending, list) and pending:
+                    excinfo = pending[0]
             raised = excinfo.typename if excinfo is not None else None
             message = ""
             if excinfo is not None:
