@@ -99,6 +99,24 @@ def decide(task: TaskSpec, empty: Run | None, gold: list[Run]) -> Verdict:
                    tests)
 
 
+NETWORK_SIGNS = ("Temporary failure in name resolution", "Name or service not known", "Network is unreachable",
+                 "No address associated with hostname", "socket.gaierror", "[Errno -2]", "[Errno -3]", "[Errno 101]",
+                 "Failed to establish a new connection", "Max retries exceeded with url", "nodename nor servname")
+"""What a test prints when it needs the network (sandboxes have none, as on an air-gapped machine)."""
+
+
+def likely_cause(outputs: list[str]) -> str | None:
+    """A short cause for a gold run that failed, read from its output (pure): only what the output shows."""
+    text = "\n".join(outputs)
+    hits = sorted({sign for sign in NETWORK_SIGNS if sign in text})
+    if hits:
+        return f"needs the network (sandboxes have none): the output shows {hits[0]!r}"
+    if "ModuleNotFoundError: No module named" in text:
+        name = text.split("ModuleNotFoundError: No module named", 1)[1].split("\n", 1)[0].strip()
+        return f"a module the environment lacks: {name}"
+    return None
+
+
 def task_hash(pack: Pack, task: TaskSpec) -> str:
     """What a task's verdict depends on: the task itself, its resolved environment and test command."""
     spec = pack.spec_for(task) if pack.recipe_problem(task) is None else None
@@ -169,6 +187,11 @@ class Validator:
         except SandboxError as e:
             return self._write(task, {**report, "verdict": "infra_error", "reason": str(e).splitlines()[0]}, started)
         verdict = decide(task, empty, gold)
+        if verdict.verdict in ("gold_fails", "flaky"):
+            cause = likely_cause([r.output_tail for r in gold if r.outcome != Outcome.RESOLVED.value])
+            if cause:
+                report["cause"] = cause
+                verdict.reason = f"{verdict.reason} [{cause}]"
         report.update(verdict=verdict.verdict, reason=verdict.reason, tests=verdict.tests,
                       runs={"empty": _run_json(empty), "gold": [_run_json(r) for r in gold]})
         return self._write(task, report, started)

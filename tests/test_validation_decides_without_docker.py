@@ -83,3 +83,16 @@ def test_a_gold_run_the_grader_did_not_resolve_is_not_ok_even_with_every_listed_
 def test_an_xfail_the_grader_accepted_counts_as_passing_in_the_rates():
     verdict = decide(TASK, base(), [run(p1="xfail"), run(p1="xfail")])
     assert verdict.verdict == "ok" and verdict.tests["p1"]["gold_pass_rate"] == 1.0
+
+
+def test_the_cause_of_a_failing_gold_run_is_read_from_its_output_only_when_it_shows():
+    from evalharness.validation import likely_cause
+
+    requests_log = ("FAILED test_requests.py::RequestsTestCase::test_HTTP_200_OK_GET - requests.exceptions."
+                    "ConnectionError: HTTPConnectionPool(host='httpbin.org', port=80): Max retries exceeded with url:"
+                    " /get (Caused by NewConnectionError: Failed to establish a new connection: [Errno -3] "
+                    "Temporary failure in name resolution)")
+    assert likely_cause([requests_log]).startswith("needs the network")
+    assert likely_cause(["E   ModuleNotFoundError: No module named 'pytz'\n"]) == "a module the environment lacks: 'pytz'"
+    assert likely_cause(["AssertionError: 3 != 4"]) is None
+    assert likely_cause([]) is None
