@@ -80,8 +80,11 @@ def table(reports: dict[str, dict], repo_of: dict[str, str], reruns: int) -> str
         by_repo[repo_of[task_id]][report["verdict"]] += 1
     verdicts = sorted({v for c in by_repo.values() for v in c}, key=lambda v: (v != "ok", v))
     ok = sum(c["ok"] for c in by_repo.values())
-    lines = [f"{len(reports)} tasks (every Lite task of the 8 mirrored repositories), {reruns} gold run(s) and one "
-             f"empty-patch run each. **Gold resolves on {ok}/{len(reports)} = {ok / len(reports):.1%}.**", "",
+    runs = Counter(r.get("reruns", reruns) for r in reports.values() if "runs" in r)
+    how = ", ".join(f"{n} gold run{'s' if n != 1 else ''} for {count} task{'s' if count != 1 else ''}"
+                    for n, count in sorted(runs.items(), reverse=True))
+    lines = [f"{len(reports)} tasks (every Lite task of the 8 mirrored repositories); one empty-patch run each and "
+             f"{how or 'no run'}. **Gold resolves on {ok}/{len(reports)} = {ok / len(reports):.1%}.**", "",
              "| repository | tasks | " + " | ".join(verdicts) + " |", "|---|---:|" + "---:|" * len(verdicts)]
     for repo in sorted(by_repo):
         counts = by_repo[repo]
