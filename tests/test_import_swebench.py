@@ -172,7 +172,7 @@ def test_mirror_is_used_when_it_holds_the_repository(tmp_path, monkeypatch):
         pytest.skip(f"mirrors not found at {MIRRORS}")
     pack = load_pack(import_swebench(str(source), tmp_path / "p", repo_mirror=MIRRORS) and tmp_path / "p")
     task = pack.tasks[0]
-    assert pack.spec_for(task).environment.source.url == str(MIRRORS / "sympy__sympy.git")
+    assert pack.spec_for(task).environment.source.url == str(MIRRORS.resolve() / "sympy__sympy.git")
     assert pack.spec_for(task).environment.source.ref == task.environment_setup_commit
     monkeypatch.setenv("EVALHARNESS_REPO_MIRROR", str(tmp_path / "elsewhere"))
     fresh = load_pack(tmp_path / "p")
