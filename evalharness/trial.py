@@ -267,4 +267,5 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
 def _grade_summary(grade: GradeResult | None) -> dict[str, Any] | None:
     if grade is None:
         return None
-    return {k: v for k, v in grade.to_dict().items() if k not in ("test_output", "junit_xml", "results")}
+    bulky = ("test_output", "junit_xml", "results", "all_tests")  # kept as files, or in results.jsonl
+    return {k: v for k, v in grade.to_dict().items() if k not in bulky}

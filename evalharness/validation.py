@@ -52,6 +52,8 @@ class Run:
     reason: str = ""
     output_tail: str = ""
     """The end of the test command's output (what a reader needs to see why a run failed)."""
+    all_tests: dict[str, str] = field(default_factory=dict)
+    """Every test the run reported, listed or not (discovery reads it)."""
 
 
 @dataclass
@@ -97,6 +99,66 @@ def decide(task: TaskSpec, empty: Run | None, gold: list[Run]) -> Verdict:
         return Verdict("empty_passes", f"{len(passing_at_base)} FAIL_TO_PASS test(s) pass with no fix: {names}", tests)
     return Verdict("ok", f"gold resolves on {len(gold)}/{len(gold)} runs; the empty patch fails every FAIL_TO_PASS",
                    tests)
+
+
+@dataclass
+class Lists:
+    """A task's test lists as discovered from runs at base (no fix) and with the gold patch."""
+
+    FAIL_TO_PASS: list[str]
+    PASS_TO_PASS: list[str]
+    flaky: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Tests left out because their status changed between runs of one side: pass rates at base and with gold."""
+    broken_by_gold: list[str] = field(default_factory=list)
+    """Tests that pass at base on every run and fail with the gold patch on every run (left out)."""
+    verdict: str = "ok"
+    """``ok``, or why no task can be made: ``no_tests_ran``, ``gold_fails_everything`` (no test passes with the
+    gold patch), ``nothing_fails_at_base`` (no test goes from failing to passing)."""
+    reason: str = ""
+
+
+def discover(base: list[Run], gold: list[Run]) -> Lists:
+    """Pure: FAIL_TO_PASS and PASS_TO_PASS from runs at base and with the gold patch.
+
+    FAIL_TO_PASS: passes on every gold run and on no base run (failed, errored, an expected failure, or absent
+    at base, as a test the test patch adds is). PASS_TO_PASS: passes on every run of both sides. A test that passes on some runs
+    of one side and not on others is flaky and left out of both lists; so is a test the gold patch breaks.
+    """
+    if not gold or not base:
+        return Lists([], [], verdict="no_tests_ran", reason="discovery needs at least one run of each side")
+    names = sorted({n for r in [*base, *gold] for n in r.all_tests})
+    if not names:
+        return Lists([], [], verdict="no_tests_ran", reason="no run reported any test")
+
+    def rate(runs: list[Run], name: str) -> float:
+        return sum(r.all_tests.get(name) == "passed" for r in runs) / len(runs)  # an xfail is not a pass here
+
+    f2p, p2p, broken, flaky = [], [], [], {}
+    for name in names:
+        at_base, with_gold = rate(base, name), rate(gold, name)
+        if at_base not in (0.0, 1.0) or with_gold not in (0.0, 1.0):
+            flaky[name] = {"base": at_base, "gold": with_gold}
+        elif with_gold == 1.0:
+            (p2p if at_base == 1.0 else f2p).append(name)
+        elif at_base == 1.0:
+            broken.append(name)
+    lists = Lists(f2p, p2p, flaky, broken)
+    if not f2p and not p2p:
+        lists.verdict, lists.reason = "gold_fails_everything", f"no test passes on every gold run ({len(names)} ran)"
+    elif not f2p:
+        lists.verdict, lists.reason = "nothing_fails_at_base", (f"every test that passes with the gold patch also "
+                                                                f"passes at base ({len(p2p)} tests)")
+    else:
+        lists.reason = f"{len(f2p)} FAIL_TO_PASS, {len(p2p)} PASS_TO_PASS" + (f", {len(flaky)} flaky left out"
+                                                                              if flaky else "")
+    return lists
+
+
+def candidate(**fields) -> TaskSpec:
+    """A task whose lists are not known yet (discovery finds them): every other field is checked as usual."""
+    lists = {k: fields.pop(k, []) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
+    task = TaskSpec.model_validate({**fields, "FAIL_TO_PASS": ["(to be discovered)"]})
+    return task.model_copy(update=lists)
 
 
 NETWORK_SIGNS = ("Temporary failure in name resolution", "Name or service not known", "Network is unreachable",
@@ -196,6 +258,16 @@ class Validator:
                       runs={"empty": _run_json(empty), "gold": [_run_json(r) for r in gold]})
         return self._write(task, report, started)
 
+    def discover(self, task: TaskSpec, *, reruns: int = 2) -> tuple[Lists, list[Run], list[Run]]:
+        """Run ``task`` (lists may be empty) ``reruns`` times at base and with its gold patch and discover its
+        lists (``discover``). Raises TaskError/ImageBuildError when its images cannot be built and
+        SandboxError when the engine fails; the caller validates the task made from the lists as usual."""
+        image = self.images.task_image(self.pack, task)
+        spec = self.pack.spec_for(task)
+        base = [self._grade(image, spec, task, b"") for _ in range(reruns)]
+        gold = [self._grade(image, spec, task, task.patch.encode()) for _ in range(reruns)]
+        return discover(base, gold), base, gold
+
     def _grade(self, image: str, spec, task: TaskSpec, patch: bytes) -> Run:
         t0 = time.monotonic()
         for attempt in range(2):
@@ -207,7 +279,7 @@ class Validator:
                 if attempt == 1:
                     raise
         return Run(result.outcome.value, dict(result.tests), round(time.monotonic() - t0, 1), result.reason,
-                   (result.test_output or "")[-3000:])
+                   (result.test_output or "")[-3000:], dict(result.all_tests))
 
     def _write(self, task: TaskSpec, report: dict, started: float) -> dict:
         report["seconds"] = round(time.monotonic() - started, 1)

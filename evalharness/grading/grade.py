@@ -56,6 +56,8 @@ class GradeResult:
     reason: str
     tests: dict[str, str] = field(default_factory=dict)
     """Status of every FAIL_TO_PASS and PASS_TO_PASS test ('missing' when the run did not report it)."""
+    all_tests: dict[str, str] = field(default_factory=dict)
+    """Status of every test the run reported, listed or not (what discovering a task's lists reads)."""
     test_exit_code: int | None = None
     test_output: str = ""
     junit_xml: str | None = None
@@ -341,6 +343,7 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     verdict = decide_guarded(task, records, nonce, exit_code=exit_code, canaries=canaries,
                              patched_files=patched, workdir=sandbox.workdir, patch_applied=result.patch_applied)
     result.outcome, result.reason, result.tests = verdict.outcome, verdict.reason, verdict.tests
+    result.all_tests = verdict.all_tests
     result.flags |= verdict.flags
     result.evidence = verdict.evidence
     return result
@@ -374,7 +377,20 @@ def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
         patch_applied=result.patch_applied)
+    result.all_tests = every_status(spec.log_parser, exit_code=run.exit_code, log=run.output,
+                                    junit_xml=result.junit_xml)
     return result
+
+
+def every_status(log_parser: str, *, exit_code: int, log: str, junit_xml: str | None) -> dict[str, str]:
+    """Pure: the status of every test a finished run reported ({} when its results are unreadable)."""
+    if log_parser == "junit" and junit_xml is None:
+        return {}
+    try:
+        statuses = parse(log_parser, TestRun(log=log, exit_code=exit_code, junit_xml=junit_xml))
+    except ValueError:
+        return {}
+    return {t: s.value for t, s in sorted(statuses.items()) if s is not None}
 
 
 def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_xml: str | None,

@@ -30,6 +30,8 @@ class Verdict:
     tests: dict[str, str] = field(default_factory=dict)
     flags: set[str] = field(default_factory=set)
     evidence: list[str] = field(default_factory=list)
+    all_tests: dict[str, str] = field(default_factory=dict)
+    """Status of every test the run reported (canaries left out): what discovery of a task's lists reads."""
 
 
 def parse_records(raw: bytes, nonce: str) -> tuple[list[dict], list[str]]:
@@ -95,6 +97,14 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
     if not end:
         return Verdict(Outcome.TEST_RUN_ERROR, f"the test process died before its session ended (exit {exit_code})",
                        tests)
+    every = {t: s.value for t, s in sorted(statuses.items()) if s is not None}
+    verdict = _judged(task, wanted, matched, made, tests, by_type, patch_applied)
+    verdict.all_tests = every
+    return verdict
+
+
+def _judged(task: TaskSpec, wanted: list[str], matched: dict, made: dict, tests: dict[str, str],
+            by_type: dict[str, list[dict]], patch_applied: bool) -> Verdict:
     flags = _chosen_by_code(wanted, matched, made)
     xfail_ok = set(task.metadata.get("xfail_at_base", []) or [])
     failing = [t for t in task.FAIL_TO_PASS if matched[t] is not TestStatus.PASSED]

@@ -304,3 +304,10 @@ def test_unguarded_decide_counts_xfail_only_where_it_was_xfail_at_base():
                    PASS_TO_PASS=["tests/test_a.py::test_x"], metadata={"xfail_at_base": ["tests/test_a.py::test_x"]})
     outcome, _, tests = decide(p2p, "junit", exit_code=0, log=log, junit_xml=xml, patch_applied=True)
     assert tests["tests/test_a.py::test_x"] == "xfail" and tests["tests/test_a.py::test_y"] == "missing"
+
+
+def test_every_reported_test_is_kept_for_discovery_and_the_canaries_are_not():
+    other = "tests/test_calc.py::test_unlisted"
+    v = run(failing(F2P) + passing(P2P) + failing(other) + canary_records(), exit_code=1)
+    assert v.all_tests == {F2P: "failed", P2P: "passed", other: "failed"}
+    assert v.tests == {F2P: "failed", P2P: "passed"}
