@@ -1,1 +1,1 @@
-"""Where tasks come from: importers of public benchmarks (``swebench``)."""
+"""Where tasks come from: importers of public benchmarks (``swebench``), the leak check (``leak``)."""
