@@ -74,7 +74,8 @@ class RunConfig(BaseModel):
     @field_validator("disk", "tmp_disk", "memory")
     @classmethod
     def _a_size(cls, value: str) -> str:
-        parse_size(value)  # ValueError names the value and the expected form
+        if parse_size(value) <= 0:  # ValueError names the value and the expected form
+            raise ValueError(f"must be more than 0 bytes (got {value!r}; a tmpfs of size 0 would have no limit)")
         return value
     infra_retries: int = Field(default=2, ge=0)
     retry_backoff_s: float = Field(default=2.0, ge=0)

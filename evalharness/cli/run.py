@@ -72,13 +72,14 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
     if not resume:
         if not pack or not harnesses:
             raise click.UsageError("give --pack and at least one --harness (or --resume RUN_ID)")
-        config = RunConfig(
-            pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)), workers=workers,
-            tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb, include_invalid=include_invalid,
-            models=_model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
-                                    temperature=temperature, input_cost_per_token=input_cost_per_token,
-                                    output_cost_per_token=output_cost_per_token),
-            budget=Budget(max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens, max_wall_s=max_wall))
+        endpoints = _model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
+                                     temperature=temperature, input_cost_per_token=input_cost_per_token,
+                                     output_cost_per_token=output_cost_per_token)
+        config = _checked(RunConfig, pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)),
+                          workers=workers, tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb,
+                          include_invalid=include_invalid, models=endpoints,
+                          budget=_checked(Budget, max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens,
+                                          max_wall_s=max_wall))
     summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
     _exit_for(summary)
@@ -240,6 +241,21 @@ def runs_cmd(runs_dir, db) -> None:
     for r in _store(runs_dir, db).list_runs():
         click.echo(f"{r['run_id']}  {run_status(r):<11} {r['pack']:<20} trials={r['trials'] or 0} "
                    f"resolved={r['resolved'] or 0}")
+
+
+def _checked(model, **fields):
+    """``model(**fields)``, with a bad option value as a UserError naming the option (no traceback)."""
+    from pydantic import ValidationError
+
+    from evalharness.errors import UserError
+
+    try:
+        return model(**fields)
+    except ValidationError as e:
+        options = {"max_cost_usd": "max_cost", "max_wall_s": "max_wall"}
+        problems = "; ".join(f"--{options.get(str(err['loc'][0]), str(err['loc'][0])).replace('_', '-')}: {err['msg']}"
+                             for err in e.errors() if err["loc"])
+        raise UserError(f"invalid run options: {problems}") from e
 
 
 def _model_endpoints(models, model_config, **options):
