@@ -81,6 +81,22 @@ class RunConfig(BaseModel):
     retry_backoff_s: float = Field(default=2.0, ge=0)
     tasks: list[str] | None = None
     """Restrict the run to these task ids."""
+    created_after: str | None = None
+    """Only tasks created after this date or time (strict; a date is its whole UTC day: stats/cutoff.py)."""
+    created_before: str | None = None
+    """Only tasks created before this date or time (strict). Tasks without a created_at are left out by either."""
+
+    @field_validator("created_after", "created_before")
+    @classmethod
+    def _a_date(cls, value: str | None) -> str | None:
+        if value:
+            from evalharness.stats.cutoff import parse_when
+
+            try:
+                parse_when(value)
+            except UserError as e:
+                raise ValueError(e.message) from None
+        return value
 
 
 @dataclass
@@ -142,6 +158,15 @@ def _matrix(pack: Pack, config: RunConfig) -> list[Trial]:
         if unknown:
             raise ConfigError(f"unknown task ids for pack {pack.name}: {', '.join(unknown)}")
         tasks = [t for t in tasks if t.instance_id in set(config.tasks)]
+    if config.created_after or config.created_before:
+        from evalharness.stats.cutoff import select_created
+
+        kept = set(select_created({t.instance_id: t.created_at for t in tasks}, after=config.created_after,
+                                  before=config.created_before).kept)
+        tasks = [t for t in tasks if t.instance_id in kept]
+        if not tasks:
+            raise ConfigError(f"no task of pack {pack.name} was created in the window "
+                              f"(after {config.created_after or '-'}, before {config.created_before or '-'})")
     trials = []
     for harness in harnesses:
         models: list[ModelEndpoint | None] = [None]
@@ -267,6 +292,7 @@ def _snapshot(config: RunConfig, pack: Pack, trials: list[Trial]) -> dict[str, A
     harnesses = {t.harness.name: t.harness.config() for t in trials}
     return {"run": config.model_dump(mode="json"), "pack": {"name": pack.name, "version": pack.spec.version,
             "hash": pack.content_hash, "path": str(pack.root)}, "harnesses": harnesses, "versions": _versions(),
+            "task_created_at": {t.task.instance_id: t.task.created_at for t in trials},
             "revision": git_revision(Path(__file__).resolve().parent), "host": platform.node(),
             "created_at": datetime.now(timezone.utc).isoformat()}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date, datetime
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
@@ -194,7 +195,24 @@ class ModelEndpoint(BaseModel):
     num_retries: int = 3
     input_cost_per_token: float | None = None
     output_cost_per_token: float | None = None
+    training_cutoff: str | None = None
+    """The last date (YYYY-MM-DD, or an ISO 8601 time) of the model's training data, as its maker states it;
+    reports split this model's score into tasks created on or before it and after it (stats/cutoff.py)."""
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("training_cutoff", mode="before")
+    @classmethod
+    def _a_date(cls, value: Any) -> str | None:
+        if isinstance(value, (date, datetime)):  # YAML reads 2024-04-30 as a date
+            return value.isoformat()
+        if value is not None:
+            text = str(value).strip()
+            try:
+                datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+            except ValueError:
+                raise ValueError(f"not a date (got {value!r}; give YYYY-MM-DD or an ISO 8601 time)") from None
+            return text
+        return value
 
     @property
     def label(self) -> str:

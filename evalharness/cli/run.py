@@ -22,11 +22,16 @@ from evalharness.errors import UserError
               help="USD per input token, for models missing from litellm's price map (with --output-cost-per-token).")
 @click.option("--output-cost-per-token", type=float, default=None, help="USD per output token.")
 @click.option("--model-config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="YAML of model endpoint fields (timeout_s, num_retries, seed, max_tokens, prices, extra, ...) "
-                   "applied to every --model; options given on the command line win.")
+              help="YAML of model endpoint fields (timeout_s, num_retries, seed, max_tokens, prices, training_cutoff, "
+                   "extra, ...) applied to every --model, and under `models:` per model name; options given on the "
+                   "command line win.")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds per task.")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Trials at once.")
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--created-after", default=None, metavar="DATE",
+              help="Only tasks created after DATE (YYYY-MM-DD: after that whole UTC day; or an ISO 8601 time). "
+                   "Tasks without a created_at are left out and named.")
+@click.option("--created-before", default=None, metavar="DATE", help="Only tasks created before DATE (strict).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Budget: model calls per trial.")
 @click.option("--max-cost", type=float, default=None, help="Budget: USD per trial.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Budget: tokens per trial.")
@@ -46,13 +51,14 @@ from evalharness.errors import UserError
 @RUNS_DIR
 @DB
 def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
-            model_config, seeds, workers, tasks, max_steps, max_cost, max_tokens, max_wall, disk, max_patch_mb,
-            include_invalid, resume, fmt, report_dir, ca_bundle, runs_dir, db) -> None:
+            model_config, seeds, workers, tasks, created_after, created_before, max_steps, max_cost, max_tokens,
+            max_wall, disk, max_patch_mb, include_invalid, resume, fmt, report_dir, ca_bundle, runs_dir, db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
 
     \b
     evalharness run -p tasks/quickstart -H oracle -H null --seeds 3 -j 2
     evalharness run -p tasks/quickstart -H minimal -H mini-swe-agent -m openai/gpt-4o-mini --api-key-env OPENAI_API_KEY
+    evalharness run -p tasks/mine -H minimal -m openai/gpt-4o --created-after 2024-10-31   # after its cutoff
     evalharness run --resume 20261130-101500-ab12
 
     \b
@@ -75,14 +81,37 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
         endpoints = _model_endpoints(models, model_config, api_base=api_base, api_key_env=api_key_env,
                                      temperature=temperature, input_cost_per_token=input_cost_per_token,
                                      output_cost_per_token=output_cost_per_token)
+        if created_after or created_before:
+            _check_dates(pack, tasks, created_after, created_before)
         config = _checked(RunConfig, pack=str(pack), harnesses=list(harnesses), seeds=list(range(seeds)),
                           workers=workers, tasks=list(tasks) or None, disk=disk, max_patch_mb=max_patch_mb,
-                          include_invalid=include_invalid, models=endpoints,
+                          include_invalid=include_invalid, models=endpoints, created_after=created_after,
+                          created_before=created_before,
                           budget=_checked(Budget, max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens,
                                           max_wall_s=max_wall))
     summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
     _exit_for(summary)
+
+
+def _check_dates(pack, tasks, after, before) -> None:
+    """Bad dates are a UserError; tasks a date window cannot place (no created_at) are named on stderr."""
+    from evalharness.packs import load_pack
+    from evalharness.stats.cutoff import select_created
+
+    loaded = [t for t in load_pack(pack).tasks if not tasks or t.instance_id in tasks]
+    chosen = select_created({t.instance_id: t.created_at for t in loaded}, after=after, before=before)
+    if chosen.undated:
+        named = ", ".join(f"{t} ({chosen.unreadable[t]!r} is not a date)" if t in chosen.unreadable else t
+                          for t in chosen.undated[:10])
+        more = f" and {len(chosen.undated) - 10} more" if len(chosen.undated) > 10 else ""
+        click.echo(f"warning: {len(chosen.undated)} task(s) without a created_at are left out by the date window: "
+                   f"{named}{more}", err=True)
+    if not chosen.kept:
+        raise UserError(f"no task of {pack} was created in the window (after {after or '-'}, before {before or '-'}): "
+                        f"{len(chosen.outside)} outside it, {len(chosen.undated)} without a date")
+    click.echo(f"date window: {len(chosen.kept)} of {len(loaded)} tasks (after {after or '-'}, "
+               f"before {before or '-'})", err=True)
 
 
 def _exit_for(summary) -> None:
@@ -274,12 +303,16 @@ def _model_endpoints(models, model_config, **options):
             raise ConfigError(f"model config {model_config} is not valid YAML: {e}") from e
         if not isinstance(base, dict):
             raise ConfigError(f"model config {model_config}: expected a mapping of model endpoint fields")
+    per_model = base.pop("models", None) or {}
+    if not isinstance(per_model, dict) or not all(isinstance(v, dict) for v in per_model.values()):
+        raise ConfigError(f"model config {model_config}: `models:` maps each model name to its fields")
     names = list(models) or ([base["name"]] if "name" in base else [])
     fields = {k: v for k, v in options.items() if v is not None}
     if ("input_cost_per_token" in {**base, **fields}) != ("output_cost_per_token" in {**base, **fields}):
         raise ConfigError("give both --input-cost-per-token and --output-cost-per-token (or neither)")
     try:
-        return [ModelEndpoint.model_validate({**base, **fields, "name": name}) for name in names]
+        return [ModelEndpoint.model_validate({**base, **per_model.get(name, {}), **fields, "name": name})
+                for name in names]
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
         raise ConfigError(f"model settings are invalid ({model_config or 'command line'})", problems) from e

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalharness.report.cutoff import cutoff_rows
 from evalharness.report.flags import flag_summary, flag_warnings, flagged_trials
 from evalharness.report.task_errors import task_errors
 from evalharness.stats import compare_all, per_task_table, score_table
@@ -50,6 +51,7 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
         "task_errors": task_errors(df),
         "flags": flag_summary(df),
         "flagged_trials": flagged_trials(df),
+        "cutoff_split": cutoff_rows(df, runs, level),
     }
     report["flag_warnings"] = flag_warnings(report)
     return report

@@ -9,6 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader
 
+from evalharness.report.cutoff import CUTOFF_NOTE, cutoff_table
 from evalharness.report.flags import flagged_rows, flags_cell
 from evalharness.report.task_errors import task_error_rows
 
@@ -76,6 +77,8 @@ def render_markdown(report: dict[str, Any]) -> str:
              f"{FLAGS_NOTE}\n",
              *(["## Paired comparisons (Holm-adjusted)\n", markdown_table(comparison_rows(report)), ""]
                if report["comparisons"] else []),
+             *(["## Before and after each model's training cutoff\n", markdown_table(cutoff_table(report)),
+                f"\n{CUTOFF_NOTE}\n"] if report.get("cutoff_split") else []),
              "## Solved seeds per task\n", markdown_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
              "\n## Outcomes\n", markdown_table(_outcome_rows(report)),
              *(["\n## Flagged trials\n", markdown_table(flagged_rows(report))] if report["flagged_trials"] else [])]
@@ -115,6 +118,9 @@ def render_text(report: dict[str, Any]) -> str:
         parts.append(text_table(task_error_rows(report), "Task errors: broken tasks, left out of the rates (fix the pack)"))
     if report["comparisons"]:
         parts.append(text_table(comparison_rows(report), "Paired comparisons against the reference (Holm-adjusted)"))
+    if report.get("cutoff_split"):
+        parts.append(text_table(cutoff_table(report), "Before and after each model's training cutoff"))
+        parts.append(f"  {CUTOFF_NOTE}\n")
     parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
     if report["flagged_trials"]:
         parts.append(text_table(flagged_rows(report), "Flagged trials (open one with: evalharness show TRIAL)"))
@@ -172,4 +178,5 @@ def render_html(report: dict[str, Any]) -> str:
         comparison=comparison_rows(report) if report["comparisons"] else None, notes=score_notes(report),
         warnings=report["flag_warnings"], flags_note=FLAGS_NOTE,
         flagged=flagged_rows(report) if report["flagged_trials"] else None,
-        task_errors=task_error_rows(report) if report.get("task_errors") else None)
+        task_errors=task_error_rows(report) if report.get("task_errors") else None,
+        cutoff=cutoff_table(report) if report.get("cutoff_split") else None, cutoff_note=CUTOFF_NOTE)
