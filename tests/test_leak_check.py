@@ -178,7 +178,7 @@ def test_a_line_number_of_a_repository_file_is_caught_and_of_the_users_own_file_
 
 
 def test_numbers_that_are_not_line_numbers_pass():
-    assert leaks("on Python 3.11 with 16 GB, http://localhost:8080/ and 2 boxes; timeline 5 s") == []
+    assert leaks("on Python 3.11 with 16 GB, http://localhost:8080/ and 2 boxes; timeline 5 s; the l1 norm") == []
 
 
 def test_a_function_the_gold_patch_changes_is_caught_unless_the_test_calls_it():

@@ -50,8 +50,8 @@ _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE_NUMBER = re.compile(
     r"\blines?\s+\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"   # line 42, lines 3-5
-    r"|#L\d+(?:-L?\d+)?\b"                             # #L42 (a source browser's anchor)
-    r"|\bL\d+(?:-L?\d+)?\b",                           # L42
+    r"|(?-i:#L\d+(?:-L?\d+)?\b)"                       # #L42 (a source browser's anchor)
+    r"|(?-i:\bL\d+(?:-L?\d+)?\b)",                     # L42 (not l1, a norm)
     re.IGNORECASE)
 _PATH_LINE = re.compile(  # a line number of a named file: `File "p.py", line 3` or p.py:3
     r"""File\s+["']([^"'\n]+)["'],\s+line\s+\d+"""
