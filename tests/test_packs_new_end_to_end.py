@@ -187,3 +187,29 @@ def test_a_new_pack_with_hand_written_tasks_validates_and_runs(tmp_path, private
     report = json.loads(ran.stdout[: ran.stdout.rindex("}") + 1])
     scores = {s["config"]: s["resolve_rate"] for s in report["scores"]}
     assert scores == {"oracle/none": 1.0, "null/none": 0.0} and report["n_infra"] == 0
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_src_layout_with_nothing_to_install_runs_with_pythonpath(tmp_path, base_image):
+    """No packaging metadata at all: the pack installs nothing and tells pytest where the package is."""
+    repo = tmp_path / "bare"
+    (repo / "src" / "calc").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "src" / "calc" / "__init__.py").write_text("from calc.ranges import clamp, span\n")
+    (repo / "src" / "calc" / "ranges.py").write_text(RANGES)
+    (repo / "tests" / "test_ranges.py").write_text(TESTS)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc")
+    base = git(repo, "rev-parse", "HEAD")
+    made = run_cli("packs", "new", "--repo", str(repo), "--out", "pack", cwd=tmp_path)
+    assert "install: nothing" in made.stdout and "-o pythonpath=src" in made.stdout
+    (tmp_path / "span.md").write_text(SPAN_STATEMENT)
+    (tmp_path / "span.diff").write_text(SPAN_FIX)
+    (tmp_path / "span-test.diff").write_text(SPAN_TEST)
+    run_cli("packs", "add-task", "pack", "--base", base, "--statement", "span.md", "--test-patch", "span-test.diff",
+            "--gold", "span.diff", "--fail-to-pass", "tests/test_span_empty.py::test_span_of_nothing_is_zero",
+            cwd=tmp_path)
+    validated = run_cli("packs", "validate", "pack", "--run", "--reruns", "1", cwd=tmp_path)
+    assert "pack: 1/1 ok" in validated.stdout
