@@ -1,0 +1,104 @@
+"""Injected defects in real PyPI libraries: how many mutants are tried, how many become validated tasks, and
+what each costs; then oracle and null runs of each pack.
+
+    .venv/bin/python benchmarks/inject_yield.py [--lib cachetools --lib inflection] [--count 30] [-j 2]
+                                                [--report-only]
+
+For each library, `evalharness packs inject --pack benchmarks/inject/<lib> --count N --out tasks/inject-<lib>`
+(the sdist fetched by name, version and sha256 at image build time; its own test suite), then
+`evalharness run -p tasks/inject-<lib> -H oracle -H null`, then writes BENCHMARKS.md ("## Injected defects,
+yield"): per library the mutants tried and kept, verdicts, per class tried/kept, kept per module, pre-screen
+seconds per mutant, validation seconds per candidate, oracle and null resolve rates.
+`--report-only` skips the injection and runs and reads what the packs and run logs already hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks._report import write_section  # noqa: E402
+
+TITLE = "Injected defects, yield"
+EVALHARNESS = [str(REPO / ".venv" / "bin" / "evalharness")]
+
+
+def inject(lib: str, count: int, workers: int, seed: int) -> None:
+    out = REPO / "tasks" / f"inject-{lib}"
+    subprocess.run([*EVALHARNESS, "packs", "inject", "--pack", str(REPO / "benchmarks" / "inject" / lib),
+                    "--count", str(count), "--out", str(out), "--seed", str(seed), "-j", str(workers), "--force"],
+                   cwd=REPO, check=False)
+
+
+def run_pack(lib: str) -> dict:
+    out = REPO / "tasks" / f"inject-{lib}"
+    done = subprocess.run([*EVALHARNESS, "run", "-p", str(out), "-H", "oracle", "-H", "null", "--format", "json",
+                           "-j", "2"], cwd=REPO, capture_output=True, text=True, check=False)
+    (out / "run-oracle-null.json").write_text(done.stdout[done.stdout.find("{"):done.stdout.rfind("}") + 1] + "\n")
+    return json.loads((out / "run-oracle-null.json").read_text())
+
+
+def section(libs: list[str]) -> str:
+    rows, classes, lines = [], [], []
+    for lib in libs:
+        out = REPO / "tasks" / f"inject-{lib}"
+        report = json.loads((out / "injection-report.json").read_text())
+        run_path = out / "run-oracle-null.json"
+        scores = {}
+        if run_path.exists():
+            run = json.loads(run_path.read_text())
+            scores = {s["config"]: s for s in run.get("scores", [])}
+
+        def rate(name: str) -> str:
+            s = next((v for k, v in scores.items() if k.startswith(name)), None)
+            return f"{s['resolve_rate']:.0%} of {s['n_tasks']}" if s else "not run"
+
+        kept_classes = [c for c, v in report["by_class"].items() if v["kept"]]
+        rows.append(f"| {report['library']} | {report['sites']} | {report['tried']} | {report['kept']} | "
+                    f"{report['kept'] / report['tried']:.0%} | {len(kept_classes)} | "
+                    f"{report['prescreen_s_per_mutant']} | {report['validate_s_per_candidate']} | "
+                    f"{report['seconds'] / 60:.0f} min | {rate('oracle')} | {rate('null')} |")
+        for name, v in report["by_class"].items():
+            classes.append(f"| {report['library']} | {name} | {v['tried']} | {v['kept']} | "
+                           + ", ".join(f"{k} {n}" for k, n in v.items() if k not in ("tried", "kept", "ok")) + " |")
+        lines.append(f"- {report['library']}: verdicts " + ", ".join(f"{k} {n}" for k, n in report["by_verdict"].items())
+                     + "; kept by module " + ", ".join(f"{m} {n}" for m, n in report["kept_by_module"].items()))
+    return "\n".join([
+        "`evalharness packs inject --pack benchmarks/inject/LIB --count 30` on two PyPI sdists (their own test",
+        "suites, no network in the sandboxes), then `evalharness run -H oracle -H null` on each pack. Measured on",
+        "the 2-core development machine shared with other jobs (load average 6 to 10), so seconds are upper",
+        "bounds. Pre-screen: one run of the suite per mutant (stopping at the first failure) in one sandbox;",
+        "validation: discovery (1 run of each side) plus validation (1 empty, 2 gold runs), fresh sandboxes, a",
+        "task image per candidate. Produced by `benchmarks/inject_yield.py`.",
+        "",
+        "| library | sites | mutants tried | tasks kept | yield | classes kept | pre-screen s/mutant | "
+        "validation s/candidate | wall | oracle | null |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows, "", *lines, "",
+        "| library | class | tried | kept | other verdicts |", "|---|---|---|---|---|", *classes])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lib", action="append", default=None)
+    parser.add_argument("--count", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-j", "--workers", type=int, default=2)
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args()
+    libs = args.lib or ["cachetools", "inflection"]
+    if not args.report_only:
+        for lib in libs:
+            inject(lib, args.count, args.workers, args.seed)
+            run_pack(lib)
+    write_section(REPO / "BENCHMARKS.md", TITLE, section(libs))
+
+
+if __name__ == "__main__":
+    main()

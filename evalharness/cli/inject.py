@@ -1,0 +1,100 @@
+"""`packs inject`: defects injected into a library's code, kept when its own tests catch them
+(evalharness/sources/inject/, docs/injection.md)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from evalharness.cli._common import CA_BUNDLE
+from evalharness.cli.packs import _raise_interrupt, packs_cmd
+from evalharness.errors import UserError
+
+
+@packs_cmd.command("inject")
+@click.option("--repo", default=None, help="Local folder (its committed files) or git URL of the library.")
+@click.option("--pack", "source_pack", default=None, type=click.Path(exists=True, path_type=Path),
+              help="A pack whose environment (e.g. a PyPI sdist), test command and timeouts the new pack takes.")
+@click.option("--ref", default="HEAD", show_default=True, help="With a git URL: the commit to inject into.")
+@click.option("--count", "-n", required=True, type=click.IntRange(min=1), help="Tasks to keep.")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Pack folder to write.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Order of the sites tried (same seed, same tasks).")
+@click.option("--reruns", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Gold-patch runs of the validation of each kept mutant (after discovery's own runs).")
+@click.option("--discover-reruns", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs of each side (defect, fix) that discovery reads the lists from.")
+@click.option("--max-tried", type=click.IntRange(min=1), default=None, help="Pre-screen at most N mutants.")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Candidates validated at once (the pre-screen uses one more sandbox).")
+@click.option("--force", is_flag=True, help="Replace the tasks of a non-empty --out folder.")
+@CA_BUNDLE
+def inject_cmd(repo, source_pack, ref, count, out, seed, reruns, discover_reruns, max_tried, workers, force,
+               ca_bundle) -> None:
+    """Inject defects into library code (libcst mutations) and keep those the library's own tests catch.
+
+    Mutation classes: flipped_comparison, off_by_one, wrong_boundary, dropped_branch, swapped_arguments,
+    changed_default, removed_call, wrong_exception_type, negated_condition, early_return. Each mutant is
+    pre-screened with the whole suite in one sandbox, then discovered and validated like every task
+    (empty patch = the defect, gold patch = its reverse). OUT/injection-report.json lists every mutant
+    tried with its verdict. Exit 0 when COUNT tasks were kept, 1 when fewer.
+
+    \b
+    evalharness packs inject --pack benchmarks/inject/cachetools --count 30 --out tasks/inject-cachetools -j 2
+    evalharness packs inject --repo ../mylib --count 10 --out tasks/mylib-injected --seed 1
+    """
+    from evalharness.sources.inject import pipeline
+
+    if (repo is None) == (source_pack is None):
+        raise UserError("give exactly one of --repo and --pack")
+    if out.exists() and any(out.glob("tasks.jsonl")) and (out / "tasks.jsonl").read_text().strip() and not force:
+        raise UserError(f"{out} already holds tasks", "pass --force to replace them")
+    name = out.name if all(c.isalnum() or c in "._-" for c in out.name) else "injected"
+    manifest = (pipeline.manifest_from_pack(source_pack, out, name) if source_pack
+                else pipeline.manifest_from_repo(repo, out, name, ref))
+    pack = pipeline.output_pack(out, manifest)
+    report = _run(pack, count, seed, reruns, discover_reruns, max_tried, workers, ca_bundle)
+    for line in pipeline.summary_lines(report):
+        click.echo(line)
+    click.echo(f"report: {out / pipeline.REPORT}; next: evalharness run -p {out} -H oracle -H null")
+    sys.exit(0 if report["kept"] >= count else 1)
+
+
+def _run(pack, count, seed, reruns, discover_reruns, max_tried, workers, ca_bundle) -> dict:
+    import contextlib
+    import time as _time
+
+    from evalharness.grading.grade import grade
+    from evalharness.sandbox.base import Limits
+    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
+    from evalharness.sandbox.engine import docker_client
+    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.sources.inject.pipeline import Injector
+    from evalharness.validation import Validator
+
+    client = docker_client()
+    run_id = _time.strftime("inject-%Y%m%d-%H%M%S")
+
+    @contextlib.contextmanager
+    def sandbox(image, spec, task):
+        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/inject",
+                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
+                           default_timeout=spec.timeouts.exec_s) as box:
+            box.start()
+            yield box
+
+    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
+    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    injector = Injector(pack, validator, builder, sandbox, count, seed=seed, discover_reruns=discover_reruns,
+                        workers=workers, max_tried=max_tried, log=click.echo)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return injector.run()
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing is kept; run the same command again (images are reused)", err=True)
+        sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        remove_labelled(client, run_id)

@@ -1,0 +1,323 @@
+"""`packs inject`: defects injected into a library, kept only when its own tests catch them (docs/injection.md).
+
+1. **Sites.** Every mutation site of every library module of the base tree (read from the base task
+   image, so it is exactly what tasks start from), ordered by ``select.spread`` with ``--seed``.
+2. **Pre-screen.** In one long-lived sandbox, the whole suite once per mutant: survivors (no test
+   fails), crashes, mutants that break most of the suite, time-outs and duplicates are dropped.
+3. **Discover** (``Validator.discover``): the lists from fresh runs of the defect (empty patch) and the fix
+   (gold patch, the defect's reverse).
+4. **Statement** from the failing tests (``statement.write_statement``), leak-checked.
+5. **Validate** (``Validator.validate``): fresh runs again; kept only when the verdict is ``ok``.
+
+Stops when ``count`` tasks are kept or the sites run out; every mutant tried is in the report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from evalharness.errors import ImageBuildError, SandboxError, TaskError, UserError
+from evalharness.packs import Pack, PackSpec, find_manifest
+from evalharness.sources.inject import mutations, prescreen, select
+from evalharness.sources.inject.statement import Failure, Location, public_calls, write_statement
+from evalharness.types import TaskSpec
+from evalharness.validation import candidate, report_path
+
+REPORT = "injection-report.json"
+PYTEST_PINS = ["pytest==8.3.5", "pluggy==1.7.0", "iniconfig==2.3.1", "packaging==26.4"]
+TEST_COMMAND = ("python -m pytest -rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit_xml} "
+                "{test_files}")
+Log = Callable[[str], None]
+
+
+def manifest_from_pack(source: Path, out: Path, name: str) -> dict:
+    """The new pack's manifest: the environment, test command and timeouts of pack ``source``."""
+    path = find_manifest(source)
+    data = yaml.safe_load(path.read_text())
+    PackSpec.model_validate(data)
+    src = data["environment"]["source"]
+    local = src.get("path") if src["kind"] == "path" else src.get("url") if src["kind"] == "git" else None
+    if local and "://" not in local and not os.path.isabs(local):  # relative to the old pack: make it the new one's
+        key = "path" if src["kind"] == "path" else "url"
+        src[key] = os.path.relpath((path.parent / local).resolve(), out.resolve())
+    keep = {k: v for k, v in data.items() if k in ("environment", "test_command", "log_parser", "timeouts", "bases")}
+    return {"name": name, "version": 1, "description": f"Defects injected into {_library(data)} "
+            "(evalharness packs inject).", **keep, "tasks": "tasks.jsonl"}
+
+
+def manifest_from_repo(repo: str, out: Path, name: str, ref: str = "HEAD") -> dict:
+    """A manifest for a local folder (its committed files) or a git URL, tested with pinned pytest."""
+    local = Path(repo).expanduser()
+    if local.exists():
+        source = {"kind": "path", "path": os.path.relpath(local.resolve(), out.resolve())}
+    else:
+        source = {"kind": "git", "url": repo, "ref": ref}
+    return {"name": name, "version": 1, "description": f"Defects injected into {repo} (evalharness packs inject).",
+            "environment": {"base": "bookworm", "source": source, "pip": PYTEST_PINS, "setup": []},
+            "tasks": "tasks.jsonl", "test_command": TEST_COMMAND, "log_parser": "junit",
+            "timeouts": {"agent_s": 900, "tests_s": 300, "build_s": 900, "exec_s": 60}}
+
+
+def _library(manifest: dict) -> str:
+    src = manifest["environment"]["source"]
+    if src["kind"] == "pypi_sdist":
+        return f"{src['name']} {src['version']}"
+    return Path(str(src.get("path") or src.get("url"))).name.removesuffix(".git")
+
+
+def output_pack(out: Path, manifest: dict) -> Pack:
+    """Write ``out/pack.yaml`` (and an empty task file) and the Pack the validator writes reports into."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "pack.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    if not (out / "tasks.jsonl").exists():
+        (out / "tasks.jsonl").write_text("")
+    return Pack(spec=PackSpec.model_validate(manifest), tasks=[], root=out.resolve(), content_hash="")
+
+
+@dataclass
+class Mutant:
+    site: mutations.Site
+    defect_patch: str
+    gold_patch: str
+    screen: prescreen.Screen | None = None
+
+    @property
+    def instance_id(self) -> str:
+        return hashlib.sha256(self.defect_patch.encode()).hexdigest()[:10]
+
+
+@dataclass
+class Injector:
+    pack: Pack
+    validator: object  # validation.Validator (its reruns are the validation's gold runs)
+    images: object  # sandbox.images.ImageBuilder
+    sandbox: Callable[..., object]  # (image, spec, task) -> a started-on-enter sandbox context manager
+    count: int
+    seed: int = 0
+    discover_reruns: int = 1
+    workers: int = 1
+    max_tried: int | None = None
+    log: Log = print
+    entries: list[dict] = field(default_factory=list)
+    kept: list[TaskSpec] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _seen: dict[tuple, str] = field(default_factory=dict)
+
+    @property
+    def library(self) -> str:
+        return _library(self.pack.spec.model_dump(mode="json"))
+
+    @property
+    def prefix(self) -> str:
+        return self.library.split()[0].lower().replace("_", "-")
+
+    def run(self) -> dict:
+        started = time.monotonic()
+        base = candidate(instance_id=f"{self.prefix}-base", problem_statement="(the unmutated library)",
+                         repo=self.prefix)
+        spec = self.pack.spec_for(base)
+        image = self.images.task_image(self.pack, base)
+        with self.sandbox(image, spec, base) as box:
+            files = prescreen.read_tree(box, spec.environment.workdir)
+            order = self._order(files)
+            self.log(f"{self.library}: {len(order)} mutation sites in {len({s.path for s in order})} modules")
+            command = prescreen.suite_command(spec.test_command)
+            base_run = prescreen.run_suite(box, command, spec.timeouts.tests_s)
+            passing = [t for t, s in base_run.statuses.items() if s == "passed"]
+            if not passing:
+                raise UserError(f"the test suite of {self.library} passes no test at base (exit {base_run.exit_code})",
+                                f"command: {command}")
+            self.log(f"base: {len(passing)} tests pass in {base_run.seconds:.1f} s")
+            timeout = max(30.0, 4 * base_run.seconds + 10)
+            self._inject(box, spec, files, order, base_run, timeout)
+        return self._finish(len(order), base_run, time.monotonic() - started)
+
+    def _order(self, files: dict[str, bytes]) -> list[mutations.Site]:
+        found = []
+        for path, source in mutations.iter_library_files(files):
+            try:
+                found += mutations.sites(source, path)
+            except Exception as e:  # libcst cannot parse it (Python 2 code, a template): skip the file
+                self.log(f"note: {path} skipped: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
+        rng = random.Random(self.seed)
+        return select.spread(found, [lambda s: s.module, lambda s: s.function, lambda s: s.mutation], rng)
+
+    def _inject(self, box, spec, files, order, base_run, timeout) -> None:
+        sources = {p: files[p].decode() for p in {s.path for s in order}}
+        position = 0
+        limit = self.max_tried or len(order)
+        while len(self.kept) < self.count and position < min(limit, len(order)):
+            wanted = max(2, int((self.count - len(self.kept)) * 1.5) + 1)
+            batch: list[Mutant] = []
+            while len(batch) < wanted and position < min(limit, len(order)):
+                mutant = self._screen(box, spec, sources, order[position], base_run, timeout)
+                position += 1
+                if mutant is not None:
+                    batch.append(mutant)
+            self._validate(select.by_function_share(batch, lambda m: (m.site.path, m.site.function)), files)
+        for site in order[position:]:
+            self.entries.append({**_site_json(site), "verdict": "not_tried"})
+
+    def _screen(self, box, spec, sources, site, base_run, timeout) -> Mutant | None:
+        original = sources[site.path]
+        mutated = mutations.apply(original, site)
+        mutant = Mutant(site, mutations.diff(site.path, original, mutated), mutations.diff(site.path, mutated, original))
+        workdir = spec.environment.workdir
+        try:
+            prescreen.write_source(box, workdir, site.path, mutated)
+            run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True), timeout)
+        finally:
+            prescreen.write_source(box, workdir, site.path, original)
+        mutant.screen = screen = prescreen.screen(base_run, run)
+        entry = {**_site_json(site), "verdict": screen.verdict, "reason": screen.reason, "prescreen_s": screen.seconds}
+        if screen.verdict == "killed":
+            entry["verdict"] = "candidate"
+        self.entries.append(entry)
+        counts = Counter(e["verdict"] for e in self.entries)
+        self.log(f"[tried {len(self.entries)}] {site.mutation} in {site.module}: {entry['verdict']} "
+                 f"({screen.seconds:.1f} s; kept {len(self.kept)}/{self.count}; "
+                 + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())) + ")")
+        return mutant if entry["verdict"] == "candidate" else None
+
+    def _validate(self, batch: list[Mutant], files: dict[str, bytes]) -> None:
+        pool = ThreadPoolExecutor(max_workers=max(1, self.workers), thread_name_prefix="eh-inject")
+        pending: set = set()
+        queue = list(batch)
+        try:
+            while queue or pending:
+                while queue and len(pending) < self.workers and len(self.kept) + len(pending) < self.count:
+                    pending.add(pool.submit(self._one, queue.pop(0), files))
+                if not pending:
+                    break
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        for mutant in queue:
+            self._entry(mutant)["verdict"] = "not_needed"
+
+    def _one(self, mutant: Mutant, files: dict[str, bytes]) -> None:
+        t0 = time.monotonic()
+        entry = self._entry(mutant)
+        entry["instance_id"] = f"{self.prefix}-{mutant.instance_id}"
+        task = candidate(instance_id=entry["instance_id"], problem_statement="(written after discovery)",
+                         repo=self.prefix, version=self.pack.spec.environment.source.model_dump().get("version", ""),
+                         defect_patch=mutant.defect_patch, patch=mutant.gold_patch,
+                         created_at=time.strftime("%Y-%m-%d", time.gmtime()),
+                         metadata={"origin": "injected", "mutation": mutant.site.mutation,
+                                   "module": mutant.site.module, "path": mutant.site.path,
+                                   "function": mutant.site.function,
+                                   "line": mutant.site.line, "seed": self.seed})
+        verdict, reason = self._check(mutant, task, files, entry)
+        entry.update(verdict=verdict, reason=reason, validate_s=round(time.monotonic() - t0, 1))
+        if verdict != "ok":
+            report_path(self.pack, task).unlink(missing_ok=True)
+        self.log(f"  {entry['instance_id']} ({mutant.site.mutation}): {verdict} ({entry['validate_s']:.0f} s)"
+                 + ("" if verdict == "ok" else f": {reason[:160]}") + f"; kept {len(self.kept)}/{self.count}")
+
+    def _check(self, mutant: Mutant, task: TaskSpec, files: dict[str, bytes], entry: dict) -> tuple[str, str]:
+        try:
+            lists, _, _ = self.validator.discover(task, reruns=self.discover_reruns)
+        except (TaskError, ImageBuildError) as e:
+            return "env_build_failed", getattr(e, "reason", "") or str(e).splitlines()[0]
+        except SandboxError as e:
+            return "infra_error", str(e).splitlines()[0]
+        if lists.verdict != "ok":
+            return f"discovery_{lists.verdict}", lists.reason
+        if lists.flaky:
+            return "flaky", f"{len(lists.flaky)} test(s) changed status between runs: {sorted(lists.flaky)[:3]}"
+        f2p = sorted(lists.FAIL_TO_PASS)
+        if prescreen.breaks_most(len(f2p), len(f2p) + len(lists.PASS_TO_PASS)):
+            return "breaks_most", f"{len(f2p)} of {len(f2p) + len(lists.PASS_TO_PASS)} tests fail"
+        key = select.duplicate_key(set(f2p), mutations.hunk_code(mutant.defect_patch))
+        with self._lock:
+            if key in self._seen:
+                entry["duplicate_of"] = self._seen[key]
+                return "duplicate", f"the same tests fail for the same change of code as {self._seen[key]}"
+            self._seen[key] = mutant.site.key
+        messages = self._messages(task, f2p)
+        failures = [Failure(t, messages.get(t, "")) for t in f2p]
+        where = Location(mutant.site.path, mutant.site.function_name,
+                         tuple(p for p in files if p.endswith(".py")))
+        statement = write_statement(failures, library=self.library, where=where, gold_patch=mutant.gold_patch,
+                                    files=files)
+        if statement is None:
+            return "leak", "no failing test and message can be quoted without naming the mutated location"
+        calls = set().union(*(public_calls(f.test, files) for f in failures))
+        metadata = {**task.metadata, "test_calls_function": mutant.site.function_name in calls}
+        task = task.model_copy(update={"FAIL_TO_PASS": lists.FAIL_TO_PASS, "PASS_TO_PASS": lists.PASS_TO_PASS,
+                                       "problem_statement": statement, "metadata": metadata})
+        entry["fail_to_pass"] = len(lists.FAIL_TO_PASS)
+        report = self.validator.validate(task)
+        if report["verdict"] == "ok":
+            with self._lock:
+                if len(self.kept) >= self.count:
+                    return "not_needed", "enough tasks were kept meanwhile"
+                self.kept.append(task)
+        return report["verdict"], report.get("reason", "")
+
+    def _messages(self, task: TaskSpec, tests: list[str]) -> dict[str, str]:
+        """What each failing test reports with the defect: its tests run once in a sandbox of the task image."""
+        spec = self.pack.spec_for(task)
+        with self.sandbox(self.images.task_image(self.pack, task), spec, task) as box:
+            run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, tests=tests[:20]),
+                                      spec.timeouts.tests_s)
+        return run.messages
+
+    def _entry(self, mutant: Mutant) -> dict:
+        return next(e for e in self.entries if e["site"] == mutant.site.key)
+
+    def _finish(self, sites: int, base_run, seconds: float) -> dict:
+        out = self.pack.root
+        kept = sorted(self.kept, key=lambda t: t.instance_id)
+        (out / "tasks.jsonl").write_text("".join(json.dumps(t.model_dump(mode="json"), sort_keys=False) + "\n"
+                                                 for t in kept))
+        tried = [e for e in self.entries if e["verdict"] != "not_tried"]
+        screened = [e["prescreen_s"] for e in tried if "prescreen_s" in e]
+        validated = [e["validate_s"] for e in tried if "validate_s" in e]
+        report = {"library": self.library, "seed": self.seed, "count": self.count, "sites": sites,
+                  "base_tests_passing": sum(s == "passed" for s in base_run.statuses.values()),
+                  "tried": len(tried), "kept": len(kept), "seconds": round(seconds, 1),
+                  "prescreen_s_per_mutant": round(sum(screened) / len(screened), 2) if screened else None,
+                  "validate_s_per_candidate": round(sum(validated) / len(validated), 1) if validated else None,
+                  "by_verdict": dict(sorted(Counter(e["verdict"] for e in tried).items())),
+                  "by_class": _by_class(tried),
+                  "kept_by_module": dict(sorted(Counter(t.metadata["module"] for t in kept).items())),
+                  "mutants": tried}
+        (out / REPORT).write_text(json.dumps(report, indent=1) + "\n")
+        return report
+
+
+def _by_class(entries: list[dict]) -> dict:
+    table: dict[str, Counter] = {}
+    for e in entries:
+        table.setdefault(e["mutation"], Counter())[e["verdict"]] += 1
+    return {name: {"tried": sum(c.values()), "kept": c.get("ok", 0), **dict(sorted(c.items()))}
+            for name, c in sorted(table.items())}
+
+
+def _site_json(site: mutations.Site) -> dict:
+    return {"site": site.key, "mutation": site.mutation, "path": site.path, "module": site.module,
+            "function": site.function, "line": site.line, "before": site.before, "after": site.after}
+
+
+def summary_lines(report: dict) -> list[str]:
+    lines = [f"{report['library']}: {report['kept']} task(s) kept of {report['tried']} mutant(s) tried "
+             f"({report['sites']} sites; {report['seconds']:.0f} s)",
+             "  verdicts: " + ", ".join(f"{v} {n}" for v, n in report["by_verdict"].items()),
+             "  kept by class: " + ", ".join(f"{c} {v['kept']}/{v['tried']}" for c, v in report["by_class"].items()),
+             "  kept by module: " + ", ".join(f"{m} {n}" for m, n in report["kept_by_module"].items())]
+    return lines

@@ -1,0 +1,141 @@
+"""The cheap pre-screen: the whole suite once per mutant, in one long-lived sandbox of the base task image.
+
+It only sorts mutants out (survived, crashed, broke most tests, timed out); the ones it keeps go
+through the shared discovery and validation path (``validation.Validator``), with fresh sandboxes.
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import tarfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from evalharness.grading.parsers import TestRun, parse_junit
+from evalharness.templating import fill
+
+JUNIT = "/tmp/eh-inject-junit.xml"
+PASSING = ("passed", "xfail", "skipped")
+MOST = 0.5
+"""A mutant that fails more than this share of the passing tests breaks most of the suite: not a task."""
+
+
+@dataclass
+class SuiteRun:
+    """One run of the whole suite: every test's status and the failure message of each failing one."""
+
+    statuses: dict[str, str]
+    messages: dict[str, str] = field(default_factory=dict)
+    exit_code: int = 0
+    timed_out: bool = False
+    seconds: float = 0.0
+    collection_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Screen:
+    """A mutant's pre-screen verdict: ``killed`` (a candidate), ``survived``, ``crashed``, ``breaks_most``
+    or ``timed_out``; for ``killed``, the tests that fail and what they said."""
+
+    verdict: str
+    failing: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    reason: str = ""
+
+
+def suite_command(test_command: str, *, first_failure: bool = False, tests: list[str] | None = None) -> str:
+    """The pack's test command on the whole suite (or on ``tests``), writing JUnit XML where we read it;
+    ``first_failure`` stops at the first failing test (a kill is known by then)."""
+    files = " ".join(shlex.quote(t) for t in tests or [])
+    command = fill(test_command, {"test_files": files, "junit_xml": JUNIT})
+    if files and files not in command:
+        command += f" {files}"
+    if JUNIT not in command:
+        command += f" -o junit_family=xunit1 --junitxml={JUNIT}"
+    return command + (" -x" if first_failure else "")
+
+
+def read_tree(box, workdir: str) -> dict[str, bytes]:
+    """Every file of the work tree (not ``.git``), read out of the sandbox."""
+    code, data, _ = box.exec_bytes(["tar", "-C", workdir, "--exclude=./.git", "-cf", "-", "."], timeout=120,
+                                   max_bytes=256 * 1024 * 1024)
+    if code != 0:
+        raise RuntimeError(f"could not read the work tree {workdir} (tar exit {code})")
+    files = {}
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            if member.isfile():
+                files[member.name.removeprefix("./")] = tar.extractfile(member).read()
+    return files
+
+
+def run_suite(box, command: str, timeout: float) -> SuiteRun:
+    started = time.monotonic()
+    box.exec(f"rm -f {JUNIT}", timeout=30)
+    result = box.exec(command, timeout=timeout)
+    seconds = round(time.monotonic() - started, 2)
+    try:
+        xml = box.read_file(JUNIT).decode(errors="replace")
+    except FileNotFoundError:
+        xml = None
+    run = SuiteRun({}, exit_code=result.exit_code, timed_out=result.timed_out, seconds=seconds)
+    if xml is None:
+        return run
+    try:
+        run.statuses = {k: v.value for k, v in parse_junit(TestRun(result.output, result.exit_code, xml)).items()}
+    except ValueError:
+        return run
+    run.messages, run.collection_errors = _messages(xml, run.statuses)
+    return run
+
+
+def _messages(xml: str, statuses: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Failure messages by node id (matched on the test's name and class), and collection errors."""
+    by_case: dict[tuple[str, str], str] = {}
+    errors = []
+    for case in ET.fromstring(xml).iter("testcase"):
+        for child in case:
+            if child.tag in ("failure", "error"):
+                if not case.get("classname"):
+                    errors.append(case.get("name", ""))
+                by_case.setdefault((case.get("classname", ""), case.get("name", "")), child.get("message", ""))
+    messages = {}
+    for test, status in statuses.items():
+        if status in PASSING:
+            continue
+        path, *names = test.split("::")
+        for (classname, name), message in by_case.items():
+            if names and name == names[-1] and classname.endswith(".".join(["", *names[:-1]]).lstrip(".") or ""):
+                messages[test] = message
+                break
+    return messages, errors
+
+
+def screen(base: SuiteRun, run: SuiteRun) -> Screen:
+    """Pure: the verdict of a mutant's suite run (stopped at its first failure or not) against the base run."""
+    passing = {t for t, s in base.statuses.items() if s in ("passed", "xfail")}
+    if run.timed_out:
+        return Screen("timed_out", seconds=run.seconds, reason="the suite timed out")
+    if not run.statuses or run.collection_errors:
+        return Screen("crashed", seconds=run.seconds, reason=f"no test results (exit {run.exit_code})"
+                      if not run.statuses else f"collection errors: {', '.join(run.collection_errors[:3])}")
+    failing = {t: run.messages.get(t, "") for t in sorted(passing & set(run.statuses))
+               if run.statuses[t] not in ("passed", "xfail")}
+    if failing:
+        return Screen("killed", failing, run.seconds, f"{sorted(failing)[0]} fails")
+    missing = sorted(passing - set(run.statuses))
+    if missing:
+        return Screen("crashed", seconds=run.seconds, reason=f"{len(missing)} tests did not run, e.g. {missing[0]}")
+    return Screen("survived", seconds=run.seconds, reason="no test fails")
+
+
+def breaks_most(failing: int, total: int) -> bool:
+    """More than ``MOST`` of the suite fails: the mutant breaks the library, it does not make a task."""
+    return failing > MOST * total
+
+
+def write_source(box, workdir: str, path: str, text: str) -> None:
+    box.write_file(f"{workdir}/{path}", text.encode())
+

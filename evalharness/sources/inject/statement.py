@@ -1,0 +1,130 @@
+"""Problem statements of injected defects, written from the failing behaviour (pure).
+
+A statement names the failing tests (without their file) and quotes what the first one reports, as a
+user running the suite would. It never names the mutated location: no file path, no line number, and
+not the mutated function's name unless the failing test itself calls it (``public_calls``). Every
+piece (a test name, a line of a failure message) is checked on its own and left out when it leaks,
+by two checks: ``location_leaks`` (strict, ours) and the shared ``sources.leak.check_statement``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from evalharness.sources.leak import check_statement
+
+MAX_TESTS = 5
+MAX_LINES = 12
+MAX_LINE_CHARS = 160
+_PATHLIKE = re.compile(r"[\w.\-/\\]*\w\.(?:py|pyc|pyi|pyx)\b")
+_LINE = re.compile(r"\blines?\s*\d+|:\d+(?::\d+)?\b|#L\d+", re.IGNORECASE)
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failing test as the pre-screen saw it."""
+
+    test: str
+    """Its node id (``tests/test_a.py::TestX::test_y``)."""
+    message: str
+    """What the test reported (JUnit's failure message: the assertion, or the exception)."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """What a statement must not name: the mutated file and function, and the repository's files."""
+
+    path: str
+    function: str
+    """The innermost name of the mutated function ("" at module level)."""
+    repo_files: tuple[str, ...] = ()
+
+
+def display_name(test: str) -> str:
+    """A node id without its file: ``tests/test_a.py::TestX::test_y[1]`` -> ``TestX.test_y[1]``."""
+    return ".".join(test.split("::")[1:]) or test
+
+
+def public_calls(test: str, files: dict[str, bytes]) -> set[str]:
+    """Names the test function calls (``f(...)``, ``obj.f(...)``): what a reporter running it can name."""
+    path, *names = test.split("::")
+    try:
+        tree = ast.parse(files[path].decode())
+    except (KeyError, SyntaxError, UnicodeDecodeError):
+        return set()
+    names = [re.sub(r"\[.*$", "", n) for n in names]
+    scope: ast.AST = tree
+    for name in names:
+        found = next((n for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)) and n.name == name), None)
+        if found is None:
+            return set()
+        scope = found
+    calls = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                calls.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                calls.add(func.attr)
+    return calls
+
+
+def location_leaks(text: str, where: Location, allowed: Iterable[str] = ()) -> list[str]:
+    """What in ``text`` names the mutated location: a file path, a line number, the function's name (unless
+    ``allowed``, the test's own calls, holds it). Strict by design: any ``*.py`` path and any word match."""
+    leaks = [m.group() for m in _PATHLIKE.finditer(text)]
+    leaks += [m.group() for m in _LINE.finditer(text)]
+    leaks += [p for p in (where.path, *where.repo_files) if "/" in p and p in text]
+    name = where.function
+    if name and name not in set(allowed) and names(text, name):
+        leaks.append(name)
+    return leaks
+
+
+def names(text: str, function: str) -> bool:
+    """``text`` names ``function``: its name without leading and trailing underscores, between non-alphanumeric
+    characters (so ``test__bump_total`` and ``bump()`` both name ``_bump``; ``forget`` does not name ``get``)."""
+    core = function.strip("_") or function
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])", text) is not None
+
+
+def _clean(message: str) -> list[str]:
+    lines = [_ADDRESS.sub("0x...", line.rstrip()) for line in message.strip().splitlines()]
+    lines = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " ..." for line in lines]
+    return lines[:MAX_LINES] + (["..."] if len(lines) > MAX_LINES else [])
+
+
+def write_statement(failures: list[Failure], *, library: str, where: Location, gold_patch: str,
+                    files: dict[str, bytes]) -> str | None:
+    """The statement for a defect whose failing tests are ``failures`` (sorted by test id), or None when
+    nothing can be said without naming the mutated location."""
+    allowed = set().union(*(public_calls(f.test, files) for f in failures)) if failures else set()
+
+    def safe(piece: str) -> bool:
+        return not location_leaks(piece, where, allowed) and not check_statement(
+            piece, gold_patch=gold_patch, repo_files=where.repo_files, allowed=allowed)
+
+    names = [display_name(f.test) for f in failures]
+    shown = [n for n in names if safe(n)]
+    quoted = next(((f, [ln for ln in _clean(f.message) if safe(ln)]) for f in failures
+                   if safe(display_name(f.test)) and any(safe(ln) for ln in _clean(f.message))), None)
+    if not shown or quoted is None:
+        return None
+    first, lines = quoted
+    count = len(failures)
+    listed = "\n".join(f"- `{n}`" for n in shown[:MAX_TESTS])
+    more = count - min(len(shown), MAX_TESTS)
+    text = (f"`{display_name(first.test)}` fails: {lines[0][:100]}\n\n"
+            f"Running the test suite of {library}, {count} test{'s' if count > 1 else ''} fail"
+            f"{'' if count > 1 else 's'} and every other test passes:\n\n{listed}\n"
+            + (f"- and {more} more\n" if more > 0 else "")
+            + f"\n`{display_name(first.test)}` reports:\n\n```\n" + "\n".join(lines) + "\n```\n\n"
+            "The tests describe the intended behaviour. Fix the library so that they pass again without "
+            "breaking the rest of the suite.\n")
+    return text if safe(text) else None

@@ -1,0 +1,72 @@
+"""Which injected mutants are tried and kept: stratified over modules and functions, duplicates removed, and
+the same seed giving the same order.
+
+Pins: a generator that walks the first module top to bottom fills a pack with thirty variations of one
+function; and one that keeps the same defect twice (the same line copied in two methods, the same tests
+failing) counts one task twice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from evalharness.sources.inject import mutations, select
+from evalharness.sources.inject.mutations import Site
+
+
+def site(module: str, function: str, mutation: str = "off_by_one", n: int = 0) -> Site:
+    return Site(mutation, module.replace(".", "/") + ".py", n, n + 1, function, "a", "b")
+
+
+def many() -> list[Site]:
+    # one big module (40 sites over 4 functions), two small ones (2 sites each)
+    big = [site("pkg.big", f"f{i % 4}", ["off_by_one", "removed_call", "swapped_arguments"][i % 3], i) for i in range(40)]
+    return big + [site("pkg.small", "g", "early_return", i) for i in range(2)] + [
+        site("pkg.tiny", "h", "dropped_branch", i) for i in range(2)]
+
+
+def test_spread_reaches_every_module_and_function_before_repeating_one():
+    order = select.spread(many(), [lambda s: s.module, lambda s: s.function, lambda s: s.mutation], random.Random(0))
+    assert sorted(order, key=lambda s: s.key) == sorted(many(), key=lambda s: s.key)  # a permutation
+    first = order[:3]
+    assert {s.module for s in first} == {"pkg.big", "pkg.small", "pkg.tiny"}
+    # the first 6 hold both sites of each small module and 2 of the big one: rounds, not the big module's order
+    assert Counter(s.module for s in order[:6]) == {"pkg.big": 2, "pkg.small": 2, "pkg.tiny": 2}
+    # within the big module, its four functions come round-robin
+    big = [s.function for s in order if s.module == "pkg.big"]
+    assert set(big[:4]) == {"f0", "f1", "f2", "f3"}
+    # and within a function, its classes alternate
+    f0 = [s.mutation for s in order if s.function == "f0"]
+    assert f0[0] != f0[1]
+
+
+def test_spread_is_deterministic_given_the_seed_and_changes_with_it():
+    keys = [lambda s: s.module, lambda s: s.function, lambda s: s.mutation]
+    a = [s.key for s in select.spread(many(), keys, random.Random(7))]
+    b = [s.key for s in select.spread(list(reversed(many())), keys, random.Random(7))]
+    c = [s.key for s in select.spread(many(), keys, random.Random(8))]
+    assert a == b  # the input's order does not matter, only the seed
+    assert a != c
+
+
+def test_duplicates_are_the_same_failing_tests_and_the_same_change_of_code():
+    same_line_a = mutations.diff("a.py", "def f(x):\n    return x < 1\n", "def f(x):\n    return x > 1\n")
+    same_line_b = mutations.diff("a.py", "def f(x):\n    y = 2\n\n\n\ndef g(x):\n    return x < 1\n",
+                                 "def f(x):\n    y = 2\n\n\n\ndef g(x):\n    return x > 1\n")
+    other_change = mutations.diff("a.py", "def f(x):\n    return x < 1\n", "def f(x):\n    return x <= 1\n")
+    items = [("m1", {"t::a"}, same_line_a), ("m2", {"t::a"}, same_line_b),  # duplicate of m1
+             ("m3", {"t::a", "t::b"}, same_line_b),  # same code, other tests: not a duplicate
+             ("m4", {"t::a"}, other_change)]  # same tests, other code: not a duplicate
+    kept, dropped = select.dedupe(items, lambda m: select.duplicate_key(m[1], mutations.hunk_code(m[2])))
+    assert [m[0] for m in kept] == ["m1", "m3", "m4"]
+    assert [(d[0], k[0]) for d, k in dropped] == [("m2", "m1")]
+
+
+def test_function_share_defers_a_second_kill_in_the_same_function():
+    items = [("f", 1), ("f", 2), ("g", 3), ("f", 4), ("h", 5), ("g", 6)]
+    assert select.by_function_share(items, lambda m: m[0]) == [("f", 1), ("g", 3), ("h", 5), ("f", 2), ("g", 6),
+                                                               ("f", 4)]
+    assert select.by_function_share(items, lambda m: m[0], per_function=2) == [
+        ("f", 1), ("f", 2), ("g", 3), ("h", 5), ("g", 6), ("f", 4)]
+    assert select.by_function_share([], lambda m: m) == []
