@@ -1,0 +1,1 @@
+"""`packs inject`: injected defects (docs/injection.md). The entry point is ``pipeline.Injector``."""

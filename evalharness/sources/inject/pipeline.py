@@ -2,11 +2,12 @@
 
 1. **Sites.** Every mutation site of every library module of the base tree (read from the base task
    image, so it is exactly what tasks start from), ordered by ``select.spread`` with ``--seed``.
-2. **Pre-screen.** In one long-lived sandbox, the whole suite once per mutant: survivors (no test
-   fails), crashes, mutants that break most of the suite, time-outs and duplicates are dropped.
+2. **Pre-screen.** In one long-lived sandbox, the whole suite once per mutant, stopping at the first
+   failure: survivors (no test fails), crashes and time-outs are dropped.
 3. **Discover** (``Validator.discover``): the lists from fresh runs of the defect (empty patch) and the fix
-   (gold patch, the defect's reverse).
-4. **Statement** from the failing tests (``statement.write_statement``), leak-checked.
+   (gold patch, the defect's reverse); mutants that break most of the suite, flaky ones and duplicates
+   (same failing tests, same change of code) are dropped.
+4. **Statement** from the failing tests and what they report (``statement.write_statement``), leak-checked.
 5. **Validate** (``Validator.validate``): fresh runs again; kept only when the verdict is ``ok``.
 
 Stops when ``count`` tasks are kept or the sites run out; every mutant tried is in the report.

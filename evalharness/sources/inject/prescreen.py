@@ -1,6 +1,6 @@
 """The cheap pre-screen: the whole suite once per mutant, in one long-lived sandbox of the base task image.
 
-It only sorts mutants out (survived, crashed, broke most tests, timed out); the ones it keeps go
+It only sorts mutants out (survived, crashed, timed out); the ones it keeps go
 through the shared discovery and validation path (``validation.Validator``), with fresh sandboxes.
 """
 

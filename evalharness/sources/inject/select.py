@@ -5,7 +5,7 @@
   mutants are then spread over modules and functions as far as the kills allow.
 - **Duplicates.** Two killed mutants are duplicates when they make the same set of tests fail *and*
   change the same code the same way (the hunk's changed lines, whitespace removed): the same
-  defect in two copies of one line. The first one tried is kept.
+  defect in two copies of one line. The first one discovered is kept.
 - **Spread.** At most ``per_function`` kept tasks per function: another kill in a function that already
   has its share waits until every other candidate has been taken.
 """
