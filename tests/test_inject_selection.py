@@ -70,3 +70,30 @@ def test_function_share_defers_a_second_kill_in_the_same_function():
     assert select.by_function_share(items, lambda m: m[0], per_function=2) == [
         ("f", 1), ("f", 2), ("g", 3), ("h", 5), ("g", 6), ("f", 4)]
     assert select.by_function_share([], lambda m: m) == []
+
+
+def test_the_new_pack_takes_the_source_packs_environment_with_paths_made_relative_to_it(tmp_path):
+    import yaml
+
+    from evalharness.packs import PackSpec
+    from evalharness.sources.inject.pipeline import manifest_from_pack, manifest_from_repo
+
+    (tmp_path / "lib").mkdir()
+    source = tmp_path / "sources" / "lib"
+    source.mkdir(parents=True)
+    (source / "pack.yaml").write_text(yaml.safe_dump({
+        "name": "lib-source", "version": 1, "environment": {"source": {"kind": "path", "path": "../../lib"},
+                                                            "pip": ["pytest==8.3.5"], "setup": ["true"]},
+        "tasks": "tasks.jsonl", "test_command": "python -m pytest {test_files}", "log_parser": "junit",
+        "timeouts": {"tests_s": 33}}))
+    out = tmp_path / "tasks" / "deep" / "injected"
+    manifest = manifest_from_pack(source, out, "injected")
+    spec = PackSpec.model_validate(manifest)
+    assert spec.name == "injected" and spec.timeouts.tests_s == 33 and spec.environment.setup == ["true"]
+    assert (out / spec.environment.source.path).resolve() == (tmp_path / "lib").resolve()
+    assert spec.environment.source.path == "../../../lib"
+    repo = PackSpec.model_validate(manifest_from_repo(str(tmp_path / "lib"), out, "x"))
+    assert repo.environment.source.kind == "path" and repo.environment.source.path == "../../../lib"
+    url = PackSpec.model_validate(manifest_from_repo("https://example.org/lib.git", out, "x", "v1"))
+    assert (url.environment.source.kind, url.environment.source.url, url.environment.source.ref) == (
+        "git", "https://example.org/lib.git", "v1")
