@@ -264,3 +264,14 @@ def test_a_real_traceback_through_the_file_the_fix_changes_is_caught():
     found = check_lite(lite()["django__django-15202"])
     assert ("file_path", "django/core/validators.py") in [(leak.kind, leak.text) for leak in found]
     assert not any("basic_fuzzer.py" in leak.text for leak in found)   # the reporter's own script
+
+
+def test_names_tests_use_come_from_context_lines_and_whole_test_files_too():
+    """A new parametrized case adds a line naming no function (humanize's natural_list([]) fix); the call is context."""
+    patch = ("--- a/tests/test_lists.py\n+++ b/tests/test_lists.py\n@@ -5,4 +5,5 @@\n"
+             " @pytest.mark.parametrize('items, out', [\n+    ([], ''),\n     ([1], '1'),\n"
+             " def test_lists(items, out):\n     assert humanize.natural_list(items) == out\n")
+    assert {"natural_list", "humanize"} <= names_tests_use(patch)
+    assert "test_lists" not in names_tests_use(patch)
+    whole = "import humanize\n\ndef helper():\n    return humanize.naturalsize(1)\n"
+    assert "naturalsize" in names_tests_use("", [whole]) and "helper" not in names_tests_use("", [whole])

@@ -15,7 +15,7 @@ import yaml
 
 from evalharness.errors import UserError
 from evalharness.packs import PackSpec
-from evalharness.sources.scaffold import PYTEST_PIN, detect, new_pack, pack_name, render_manifest
+from evalharness.sources.scaffold import CLEAN_STEP, PYTEST_PIN, detect, new_pack, pack_name, render_manifest
 
 
 def found(files: dict[str, str]):
@@ -115,9 +115,9 @@ def test_python_version_file_wins_when_a_base_ships_it():
 
 def test_an_installable_project_is_installed_with_its_test_extra_then_the_work_tree_cleaned():
     steps = found({"pyproject.toml": pyproject(), "src/calc/__init__.py": ""}).install.value
-    assert steps == ["python -m pip install -e '.[test]'", "git clean -xdfq"]
+    assert steps == ["python -m pip install -e '.[test]'", CLEAN_STEP]
     steps = found({"pyproject.toml": pyproject(extras='docs = ["sphinx"]'), "calc/__init__.py": ""}).install.value
-    assert steps == ["python -m pip install -e '.'", "git clean -xdfq"]
+    assert steps == ["python -m pip install -e '.'", CLEAN_STEP]
 
 
 def test_setup_py_and_setup_cfg_make_a_project_installable_and_their_absence_does_not():
@@ -134,7 +134,7 @@ def test_test_requirements_files_come_before_dev_ones_and_requirements_txt_is_th
     assert found({"requirements-dev.txt": "", "requirements.txt": ""}).install.value[0] == \
         "python -m pip install -r requirements-dev.txt"
     assert found({"requirements.txt": "", "calc.py": ""}).install.value == \
-        ["python -m pip install -r requirements.txt", "git clean -xdfq"]
+        ["python -m pip install -r requirements.txt", CLEAN_STEP]
     assert found({"docs/requirements-test.txt": "", "calc.py": ""}).install.value == []
 
 
@@ -233,3 +233,24 @@ def test_a_folder_that_is_not_a_repository_or_a_full_out_folder_is_a_user_error(
     (tmp_path / "full" / "x").write_text("")
     with pytest.raises(UserError, match="is not empty"):
         new_pack(str(tmp_path / "plain"), tmp_path / "full")
+
+
+def test_the_clean_step_removes_build_metadata_and_keeps_what_the_tests_need(tmp_path):
+    """hatch-vcs writes src/pkg/_version.py at install (humanize imports it): a plain `git clean -xdf` broke
+    every test; the .egg-info's SOURCES.txt lists the files of the environment's commit and must go."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "build").mkdir()
+    (repo / "src" / "pkg" / "__init__.py").write_text("")
+    (repo / "build" / "tracked.txt").write_text("a tracked folder named build\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    made = ["src/pkg.egg-info/SOURCES.txt", "pkg2.egg-info/PKG-INFO", "build/lib/pkg/__init__.py",
+            "src/pkg/_version.py", "src/pkg/_speedups.so"]
+    for path in made:
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text("generated\n")
+    subprocess.run(CLEAN_STEP, shell=True, cwd=repo, check=True)
+    left = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts)
+    assert left == ["build/tracked.txt", "src/pkg/__init__.py", "src/pkg/_speedups.so", "src/pkg/_version.py"]

@@ -52,7 +52,9 @@ def build_task(repository: Repository, declared: Declared, *, pack_name: str, de
                         "differ between the base and --tests-from (default: the gold commit)")
     if gold_commit:
         patch = _without(repository, base, gold_commit, _paths(test_patch))
-    allowed = names_tests_use(test_patch) | set(declared.allowed)
+    tests_at = repository.commit(declared.tests_from or gold_commit or default_ref) if declared.tests else base
+    texts = [repository.read(tests_at, path) or "" for path in _paths(test_patch)]
+    allowed = names_tests_use(test_patch, texts) | set(declared.allowed)
     leaks = check_statement(declared.statement, gold_patch=patch, repo_files=repository.files(base),
                             allowed=allowed, test_patch=test_patch)
     task = candidate(instance_id=declared.instance_id or _next_id(pack_name, existing), repo=pack_name,

@@ -110,17 +110,20 @@ def added_code(patch: str) -> list[str]:
     return [line for block in _parse(patch).added for line in block]
 
 
-def names_tests_use(test_patch: str) -> set[str]:
-    """Names the test patch's added lines use but do not define: the public API the tests call.
+def names_tests_use(test_patch: str, test_files: Iterable[str] = ()) -> set[str]:
+    """Names the tests use but do not define: the public API they call, which a reporter can know.
 
-    A reporter can know these (they call them), so they are the usual ``allowed`` of a task.
+    Read from the test patch's added and context lines (a new parametrized case adds a line that
+    names no function; the test calling it is context), and from ``test_files``, the full text of
+    the test files as the task's tests see them, when the caller has them. Names the tests define
+    (test functions, helpers, fixtures) are left out. The usual ``allowed`` of a task.
     """
-    used: set[str] = set()
-    defined: set[str] = set()
-    for line in test_patch.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            used |= set(_WORD.findall(line))
-            defined |= _defined_names(line[1:])
+    lines = [line[1:] for line in test_patch.splitlines()
+             if line[:1] in ("+", " ") and not line.startswith("+++")]
+    for text in test_files:
+        lines += text.splitlines()
+    used = {name for line in lines for name in _WORD.findall(line)}
+    defined = {name for line in lines for name in _defined_names(line)}
     return {name for name in used - defined if not keyword.iskeyword(name)}
 
 

@@ -7,8 +7,10 @@ live and how pytest runs them, each with the reason. ``render_manifest`` writes 
 
 Nothing is read but tracked files at the commit (``git ls-tree`` / ``git show``), which is also what
 a task image holds: a local repository reaches the engine as a git bundle, and the build removes
-whatever the install left in the work tree (``git clean -xdfq``), so no file of another commit
-(an ``.egg-info`` listing later files) reaches a task.
+the build metadata the install left in the work tree (``CLEAN_STEP``: untracked ``*.egg-info`` and
+``build/``), so no file list of another commit (an ``.egg-info``'s ``SOURCES.txt`` naming later files)
+reaches a task. What the tests need from the install (a generated ``_version.py``, compiled
+extensions) is kept.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from evalharness.errors import UserError
 BASES = (("bookworm", "3.11"), ("trixie", "3.13"), ("bullseye", "3.9"))
 """Built-in bases in order of preference: the first whose Python the project accepts is chosen."""
 PYTEST_PIN = "pytest==8.3.5"
+CLEAN_STEP = "git clean -xdfq -- '*.egg-info' '*.egg-info/' build"
+"""Removes untracked build metadata of the environment's commit (never tracked files, version files or extensions)."""
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 PLUGINS = {  # distribution -> the module `-p` loads (plugin autoloading is off in graded runs)
     "pytest-asyncio": "pytest_asyncio.plugin", "pytest-mock": "pytest_mock", "pytest-timeout": "pytest_timeout",
@@ -179,8 +183,9 @@ def _install(installable: Choice, extras: list[str], requirements: list[str]) ->
         steps.append(f"python -m pip install -e '{target}'")
         reasons.append(f"installable ({installable.reason})" + (f" with its '{extras[0]}' extra" if extras else ""))
     if steps:
-        steps.append("git clean -xdfq")
-        reasons.append("then what the install left in the work tree is removed, so a task holds only tracked files")
+        steps.append(CLEAN_STEP)
+        reasons.append("then the build metadata it left in the work tree (an .egg-info listing this commit's files) "
+                       "is removed, so no task sees the file list of a later commit")
     return Choice(steps, "; ".join(reasons) or "nothing to install: the tests import the work tree")
 
 
