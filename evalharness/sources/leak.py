@@ -7,18 +7,20 @@ the error they got. It must not carry what only the fix knows. ``check_statement
 - ``gold_code``: a run of the gold patch's added code, compared as normalised token sequences
   (whitespace ignored, quotes unified, comments and docstring lines of the patch left out). A run
   is a leak when it is at least ``MIN_TOKENS`` (5) tokens *and* ``MIN_CHARS`` (20) characters of
-  token text long, and is not wholly code the patch removes or keeps as context (what the base
-  already holds, which a reporter may quote), and is not only words (prose in a string). So ``return x`` (2 tokens) or ``if n is None:``
-  (5 tokens, 10 characters) never trigger; ``raise ValueError('n must be positive')`` does.
+  token text long, is not wholly code the patch removes or keeps as context (what the base
+  already holds, which a reporter may quote) and is not only words (prose in a string). So
+  ``return x`` (2 tokens) or ``if n is None:`` (5 tokens, 10 characters) never trigger;
+  ``raise ValueError('n must be positive')`` does. Import lines of the patch are not compared.
 - ``file_path``: a path (``pkg/mod.py``, ``mod.py``, ``/home/u/src/pkg/mod.py``) naming a file the
   gold or test patch changes, or another code file of the repository (``repo_files``) below its top
   level; or a dotted name that is a hidden test module (``tests.test_mod.TestX``) or a private module
   the gold patch changes (``pkg._impl.helper``). Top-level project files (``setup.py``,
   ``pyproject.toml``, ``README.md``), paths outside the repository and public import paths
   (``pkg.errors.BadInput``, what a reporter imports) pass.
-- ``location``: a line number (``line 42``, ``lines 3-5``, ``mod.py:42``, ``#L42``), or a function,
-  method or class of the base code that the gold patch changes (its hunk headers and the
-  definitions its hunks sit in), or a phrase placing code (``in function X of module Y``).
+- ``location``: a line number (``line 42``, ``lines 3-5``, ``#L42``, ``L42``), or one of a repository
+  file (``mod.py:42``, ``File "mod.py", line 42``; a line of the user's own script passes), or a
+  function, method or class of the base code that the gold patch changes (its hunk headers and the
+  definitions its changes sit in), or a phrase placing code (``in function _edge of module pkg.geo``).
 - ``identifier``: a name the gold patch defines (``def``/``class``/assignment in added lines)
   that the removed and context lines never mention: a new helper, constant or attribute.
 
