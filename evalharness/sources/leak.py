@@ -246,8 +246,9 @@ def _code_leak(statement: str, said: list[tuple[str, int, int]], start: int, end
 def _file_paths(statement: str, gold: set[str], tests: set[str], files: set[str],
                 allow: set[str]) -> list[Leak]:
     leaks = []
+    code = {f for f in files if "/" in f and f.endswith(CODE_SUFFIXES)}
     for match in _PATH.finditer(statement):
-        leak = _path_leak(match.group(), gold, tests, files, allow)
+        leak = _path_leak(match.group(), gold, tests, code, allow)
         if leak:
             leaks.append(Leak("file_path", match.group(), leak, match.start()))
     for match in _DOTTED.finditer(statement):
@@ -263,7 +264,7 @@ def _file_paths(statement: str, gold: set[str], tests: set[str], files: set[str]
     return leaks
 
 
-def _path_leak(said: str, gold: set[str], tests: set[str], files: set[str], allow: set[str]) -> str:
+def _path_leak(said: str, gold: set[str], tests: set[str], code: set[str], allow: set[str]) -> str:
     said = said.strip("/")
     if said in allow or said.split("/")[-1] in allow:
         return ""
@@ -271,7 +272,6 @@ def _path_leak(said: str, gold: set[str], tests: set[str], files: set[str], allo
         return "the gold patch changes this file"
     if _matches(said, tests):
         return "a hidden test file"
-    code = [f for f in files if "/" in f and f.endswith(CODE_SUFFIXES)]
     return "a code file of the repository" if _matches(said, code) else ""
 
 
