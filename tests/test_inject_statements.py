@@ -35,7 +35,8 @@ def assert_names_no_location(statement: str, function: str, test_calls: set[str]
     assert not PATH.search(statement), statement
     assert not LINE.search(statement), statement
     if function not in test_calls:
-        core = function.strip("_")
+        dunder = function.startswith("__") and function.endswith("__")
+        core = function if dunder else function.lstrip("_")
         assert not re.search(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])", statement), statement
 
 
@@ -70,6 +71,14 @@ def test_a_test_whose_name_is_the_location_is_not_named():
     # nothing left to say: no statement at all (the task is dropped as a leak)
     alone = write_statement(failures[:1], library="lib", where=WHERE, gold_patch=GOLD, files=files)
     assert alone is None
+
+
+def test_a_special_method_is_named_only_in_full_and_a_referenced_function_may_be_named():
+    where = Location("lib/core.py", "__call__")
+    assert location_leaks("Cannot call the descriptor directly", where) == []
+    assert location_leaks("Box.__call__() takes 1 argument", where) == ["__call__"]
+    files = {"tests/test_k.py": b"import lib\n\n\ndef test_key(key=lib.keys.typedkey):\n    assert key(1)\n"}
+    assert "typedkey" in public_calls("tests/test_k.py::test_key", files)
 
 
 def test_location_leaks_finds_paths_lines_and_the_name():

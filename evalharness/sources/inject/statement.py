@@ -50,7 +50,8 @@ def display_name(test: str) -> str:
 
 
 def public_calls(test: str, files: dict[str, bytes]) -> set[str]:
-    """Names the test function calls (``f(...)``, ``obj.f(...)``): what a reporter running it can name."""
+    """Names the test function's own code calls or refers to (``f(...)``, ``obj.f(...)``, a default
+    ``key=mod.f`` it then calls): what a reporter running it can name."""
     path, *names = test.split("::")
     try:
         tree = ast.parse(files[path].decode())
@@ -66,12 +67,10 @@ def public_calls(test: str, files: dict[str, bytes]) -> set[str]:
         scope = found
     calls = set()
     for node in ast.walk(scope):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name):
-                calls.add(func.id)
-            elif isinstance(func, ast.Attribute):
-                calls.add(func.attr)
+        if isinstance(node, ast.Name):
+            calls.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            calls.add(node.attr)
     return calls
 
 
@@ -88,9 +87,11 @@ def location_leaks(text: str, where: Location, allowed: Iterable[str] = ()) -> l
 
 
 def names(text: str, function: str) -> bool:
-    """``text`` names ``function``: its name without leading and trailing underscores, between non-alphanumeric
-    characters (so ``test__bump_total`` and ``bump()`` both name ``_bump``; ``forget`` does not name ``get``)."""
-    core = function.strip("_") or function
+    """``text`` names ``function``: its name without leading underscores, between non-alphanumeric characters
+    (so ``test__bump_total`` and ``bump()`` both name ``_bump``; ``forget`` does not name ``get``). A special
+    method is named only in full (``__call__``, not the word "call")."""
+    dunder = function.startswith("__") and function.endswith("__") and len(function) > 4
+    core = function if dunder else (function.lstrip("_") or function)
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])", text) is not None
 
 
