@@ -144,3 +144,5 @@ def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force) -> N
     for reason, count in sorted(report["without_recipe_by_reason"].items(), key=lambda kv: -kv[1]):
         click.echo(f"  {count} without a recipe: {reason}")
     click.echo(f"next: evalharness packs validate {out} --run")
+
+from evalharness.cli import mine  # noqa: E402,F401  (registers `packs mine`)

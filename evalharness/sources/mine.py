@@ -1,0 +1,404 @@
+"""Mine tasks from a repository's history (``packs mine``): first-parent commits that change library code
+and tests become candidates; each is discovered, validated and kept only when ``validation`` says ``ok``.
+
+Per commit (newest first, deterministic):
+
+1. **Select** (pure, ``mine_rules.split_change``): base = first parent; test files -> hidden ``test_patch``,
+   library files -> gold ``patch``, docs and packaging left out.
+2. **Statement** (``mine_rules.statement_for``): the export's issue or PR text, else the commit or merge
+   message; optionally rewritten by a model (``--rewrite-model``) so it reads as a report.
+3. **Leak check** (``evalharness.sources.leak``): a statement that gives the fix away is rewritten (with a
+   model) or the candidate is dropped as ``leak``.
+4. **Discover** (``Validator.discover``): FAIL_TO_PASS / PASS_TO_PASS from runs at base and with the gold patch.
+5. **Validate** (``Validator.validate``): fresh runs; the task is kept only if the verdict is ``ok``.
+
+Every commit gets an entry in ``PACK/mining/<id>.json`` (resumable: finished entries are kept, ``infra_error``
+ones are examined again) and in ``PACK/mining-report.json``; kept tasks go to ``PACK/tasks.jsonl``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+import git
+import yaml
+
+from evalharness.errors import HarnessError, ImageBuildError, SandboxError, TaskError, UserError
+from evalharness.packs import Pack, load_spec
+from evalharness.sources import mine_rules as rules
+from evalharness.types import TaskSpec
+
+SCHEMA = 1
+MINING_DIR = "mining"
+REPORT = "mining-report.json"
+TEST_COMMAND = "python -m pytest -rA -p no:cacheprovider {test_files}"
+Log = Callable[[str], None]
+
+
+@dataclass
+class Commit:
+    """One first-parent commit, as the miner reads it."""
+
+    sha: str
+    parent: str | None
+    date: str
+    subject: str
+    message: str
+    is_merge: bool
+    paths: list[str]
+    merged_messages: list[str] = field(default_factory=list)
+
+
+class History:
+    """A repository's first-parent history, read with gitpython (a local path, or a URL cloned bare to a temp dir)."""
+
+    def __init__(self, repo: str):
+        self.url = repo
+        local = Path(repo).expanduser()
+        self._tmp = None
+        if local.exists():
+            self.path = local.resolve()
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="evalharness-mine-")
+            try:
+                git.Repo.clone_from(repo, self._tmp.name, bare=True)
+            except git.GitCommandError as e:
+                raise UserError(f"cannot clone {repo}", str(e).strip().splitlines()[-1]) from e
+            self.path = Path(self._tmp.name)
+        try:
+            self.repo = git.Repo(self.path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
+            raise UserError(f"{repo} is not a git repository") from e
+        self.name = Path(repo.rstrip("/")).name.removesuffix(".git")
+
+    def tip(self, ref: str) -> str:
+        try:
+            return self.repo.commit(ref).hexsha
+        except (git.BadName, ValueError) as e:
+            raise UserError(f"{self.url}: {ref!r} is not a commit") from e
+
+    def commits(self, ref: str, since: str | None, until: str | None) -> list[Commit]:
+        kwargs = {k: v for k, v in (("since", since), ("until", until)) if v}
+        out = []
+        for c in self.repo.iter_commits(ref, first_parent=True, **kwargs):
+            parent = c.parents[0].hexsha if c.parents else None
+            paths = self._git("diff", "--name-only", "-z", "--no-renames", parent, c.hexsha).split("\0") if parent else []
+            merged = []
+            if len(c.parents) > 1:
+                merged = [m for m in self._git("log", "--no-merges", "--format=%B%x00", f"{parent}..{c.hexsha}")
+                          .split("\0") if m.strip()]
+            out.append(Commit(c.hexsha, parent, c.committed_datetime.isoformat(), c.summary if isinstance(c.summary, str)
+                              else c.summary.decode(errors="replace"), c.message if isinstance(c.message, str)
+                              else c.message.decode(errors="replace"), len(c.parents) > 1, [p for p in paths if p],
+                              merged))
+        return out
+
+    def diff(self, parent: str, commit: str, paths: list[str]) -> str:
+        return self._git("diff", "--binary", "--no-renames", "--no-color", parent, commit, "--", *paths) if paths else ""
+
+    def files(self, commit: str) -> list[str]:
+        return [p for p in self._git("ls-tree", "-r", "-z", "--name-only", commit).split("\0") if p]
+
+    def show(self, commit: str, path: str) -> str | None:
+        try:
+            return self._git("show", f"{commit}:{path}")
+        except git.GitCommandError:
+            return None
+
+    def _git(self, *args: str) -> str:
+        return self.repo.git.execute(["git", *args], strip_newline_in_stdout=False)
+
+
+def first_candidates(commits: list[Commit], limit: int) -> list[Commit]:
+    """The newest commits up to (not past) the ``limit``-th candidate (``--max``); later non-candidates are cut too."""
+    kept, found = [], 0
+    for commit in commits:
+        is_candidate = commit.parent is not None and rules.split_change(commit.paths).verdict is None
+        if is_candidate and found >= limit:
+            break
+        found += is_candidate
+        kept.append(commit)
+    return kept
+
+
+def detect_environment(history: History, ref: str) -> dict:
+    """The environment of the pack (pure over the files at ``ref``): Python, test requirements, editable install."""
+    pyproject = history.show(ref, "pyproject.toml")
+    data: dict = {}
+    if pyproject:
+        try:
+            data = tomllib.loads(pyproject)
+        except tomllib.TOMLDecodeError:
+            data = {}
+    project = data.get("project", {})
+    requirements: list[str] = []
+    for key, values in sorted((project.get("optional-dependencies") or {}).items()):
+        if key.lower() in ("test", "tests", "testing"):
+            requirements += values
+    for key, values in sorted((data.get("dependency-groups") or {}).items()):
+        if key.lower() in ("test", "tests", "testing"):
+            requirements += [v for v in values if isinstance(v, str)]
+    for path in history.files(ref):
+        name = path.lower()
+        if re.fullmatch(r"(requirements[/-])?(test|tests|testing)(-requirements)?\.txt|requirements/(test|tests|testing)"
+                        r"\.(txt|in)|tests?/requirements\.txt|test-requirements\.txt", name):
+            requirements += [line.split("#", 1)[0].strip() for line in (history.show(ref, path) or "").splitlines()
+                             if line.strip() and not line.strip().startswith(("#", "-"))]
+    pip = list(dict.fromkeys(r for r in requirements if r))
+    if not any(re.match(r"^pytest\b(?![-_])", r) for r in pip):
+        pip.insert(0, "pytest")
+    python = "3.11"
+    floor = re.search(r">=\s*3\.(\d+)", project.get("requires-python") or "")
+    if floor and int(floor.group(1)) > 11:
+        python = "3.13"
+    installable = pyproject is not None or history.show(ref, "setup.py") is not None
+    return {"python": python, "pip": pip, "setup": ["python -m pip install -e ."] if installable else []}
+
+
+def write_manifest(out: Path, name: str, repo_url: str, ref: str, env: dict, test_command: str) -> Path:
+    manifest = {"name": name, "version": 1,
+                "description": f"Tasks mined from the history of {repo_url} (evalharness packs mine).",
+                "environment": {"python": env["python"], "source": {"kind": "git", "url": repo_url, "ref": ref},
+                                "pip": env["pip"], "setup": env["setup"]},
+                "tasks": "tasks.jsonl", "test_command": test_command, "log_parser": "junit",
+                "timeouts": {"agent_s": 1800, "tests_s": 300, "build_s": 1800, "exec_s": 120}}
+    path = out / "pack.yaml"
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return path
+
+
+def source_url(repo: str, out: Path) -> str:
+    """A local repository as a path relative to the pack folder (as git sources take it), else the URL."""
+    local = Path(repo).expanduser()
+    return os.path.relpath(local.resolve(), out.resolve()) if local.exists() else repo
+
+
+@dataclass
+class Miner:
+    """Examines candidates of one pack: statement, leak check, discovery, validation (``validator`` runs Docker)."""
+
+    pack: Pack
+    history: History
+    validator: object  # validation.Validator
+    discover_reruns: int = 2
+    export: dict[int, dict] = field(default_factory=dict)
+    rewriter: Callable[..., str] | None = None
+    """(statement, test_patch, leaks) -> a rewritten statement (``--rewrite-model``)."""
+
+    def examine(self, commit: Commit) -> tuple[dict, TaskSpec | None]:
+        started = time.monotonic()
+        entry = {"commit": commit.sha, "date": commit.date, "subject": commit.subject[:200],
+                 "kind": "merge" if commit.is_merge else "commit",
+                 "instance_id": rules.instance_id(self.history.name, commit.sha)}
+        task, entry = self._examine(commit, entry)
+        entry["seconds"] = round(time.monotonic() - started, 1)
+        return entry, task
+
+    def _examine(self, commit: Commit, entry: dict) -> tuple[TaskSpec | None, dict]:
+        if commit.parent is None:
+            return None, {**entry, "verdict": "no_parent", "reason": rules.VERDICTS["no_parent"]}
+        split = rules.split_change(commit.paths)
+        entry["files"] = {"test": split.test, "source": split.source, "dropped": split.dropped}
+        if split.verdict:
+            return None, {**entry, "verdict": split.verdict, "reason": rules.VERDICTS[split.verdict]}
+        statement = rules.statement_for(commit.message, is_merge=commit.is_merge,
+                                        merged_messages=commit.merged_messages, export=self.export)
+        entry["statement_source"] = statement.source
+        if not statement.text:
+            return None, {**entry, "verdict": "no_statement", "reason": rules.VERDICTS["no_statement"]}
+        gold = self.history.diff(commit.parent, commit.sha, split.source)
+        test_patch = self.history.diff(commit.parent, commit.sha, split.test)
+        try:
+            text, leaks = self._statement(statement.text, gold, test_patch, commit, entry)
+        except HarnessError as e:  # the rewrite model failed: not the candidate's fault
+            return None, {**entry, "verdict": "infra_error", "reason": f"rewrite model: {str(e).splitlines()[0]}"}
+        if leaks:
+            return None, {**entry, "verdict": "leak", "reason": f"{len(leaks)} leak(s): " + "; ".join(leaks)[:300],
+                          "leaks": leaks}
+        from evalharness.validation import candidate
+
+        entry["examined"] = True
+        task = candidate(instance_id=entry["instance_id"], repo=self.history.name, base_commit=commit.parent,
+                         problem_statement=text, patch=gold, test_patch=test_patch, created_at=commit.date,
+                         metadata={"origin": "mined", "commit": commit.sha, "statement_source": entry["statement_source"]})
+        try:
+            lists, base, with_gold = self.validator.discover(task, reruns=self.discover_reruns)
+        except TaskError as e:
+            return None, {**entry, "verdict": "env_build_failed", "reason": e.reason[:500]}
+        except ImageBuildError as e:
+            kind = "infra_error" if e.kind == "transient" else "env_build_failed"
+            return None, {**entry, "verdict": kind, "reason": (e.reason or str(e).splitlines()[0])[:500]}
+        except SandboxError as e:
+            return None, {**entry, "verdict": "infra_error", "reason": str(e).splitlines()[0][:500]}
+        entry["discovery"] = {"FAIL_TO_PASS": len(lists.FAIL_TO_PASS), "PASS_TO_PASS": len(lists.PASS_TO_PASS),
+                              "flaky": lists.flaky, "broken_by_gold": lists.broken_by_gold}
+        if lists.verdict != "ok":
+            verdict, reason = rules.discovery_verdict(lists.verdict, lists.reason, lists.flaky,
+                                                      [r.outcome for r in base], [r.outcome for r in with_gold])
+            return None, {**entry, "verdict": verdict, "reason": reason}
+        task = task.model_copy(update={"FAIL_TO_PASS": lists.FAIL_TO_PASS, "PASS_TO_PASS": lists.PASS_TO_PASS})
+        task = TaskSpec.model_validate(task.model_dump())
+        report = self.validator.validate(task)
+        verdict = rules.VALIDATION_VERDICTS.get(report["verdict"], report["verdict"])
+        entry = {**entry, "verdict": verdict, "reason": report["reason"][:500]}
+        if verdict == "flaky":
+            entry["flaky"] = {n: t["gold_pass_rate"] for n, t in report.get("tests", {}).items()
+                              if t.get("gold_pass_rate") not in (None, 0.0, 1.0)}
+        return (task if verdict == "ok" else None), entry
+
+    def _statement(self, text: str, gold: str, test_patch: str, commit: Commit, entry: dict) -> tuple[str, list]:
+        """The statement to use and its leaks (empty when clean): rewritten first when a model is given."""
+        files = self.history.files(commit.parent)
+        if self.rewriter is not None:
+            text = self.rewriter(text, test_patch, [])
+            entry["rewritten"] = 1
+        leaks = self._leaks(text, commit, gold, test_patch, files)
+        if leaks and self.rewriter is not None:
+            text = self.rewriter(text, test_patch, leaks)
+            entry["rewritten"] = 2
+            leaks = self._leaks(text, commit, gold, test_patch, files)
+        return text, leaks
+
+    def _leaks(self, text: str, commit: Commit, gold: str, test_patch: str, files: list[str]) -> list[str]:
+        """The leak check's findings; the public API (``mine_rules.public_names``) is what a reporter may name."""
+        from evalharness.sources.leak import check_statement, names_tests_use
+
+        split = rules.split_change(commit.paths)
+        inits = sorted({str(PurePosixPath(p).parent / "__init__.py") for p in split.source})
+        sources = {p: self.history.show(commit.parent, p) or "" for p in [*split.source, *inits]
+                   if p.endswith(".py") and p in set(files)}
+        allowed = names_tests_use(test_patch) | rules.public_names(test_patch, sources)
+        found = check_statement(text, gold_patch=gold, repo_files=files, test_patch=test_patch, allowed=allowed)
+        return [str(leak) for leak in found]
+
+
+def mine(out: Path, history: History, commits: list[Commit], miner: Miner, *, workers: int = 1,
+         log: Log = print) -> dict:
+    """Examine every commit not finished in an earlier run; write entries, tasks.jsonl and the report."""
+    folder = out / MINING_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    env_hash = environment_hash(miner.pack)
+    entries: dict[str, dict] = {}
+    tasks: dict[str, TaskSpec] = {}
+    todo = []
+    for commit in commits:
+        kept = _load_entry(folder, rules.instance_id(history.name, commit.sha), env_hash)
+        if kept is None:
+            todo.append(commit)
+        else:
+            entries[commit.sha] = kept["entry"]
+            if kept.get("task"):
+                tasks[commit.sha] = TaskSpec.model_validate(kept["task"])
+    if entries:
+        log(f"{len(entries)} commit(s) already examined (kept; infra errors are examined again)")
+    lock = threading.Lock()
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eh-mine")
+    try:
+        futures = {pool.submit(miner.examine, c): c for c in todo}
+        for future in as_completed(futures):
+            commit = futures[future]
+            entry, task = future.result()
+            with lock:
+                entries[commit.sha] = entry
+                if task is not None:
+                    tasks[commit.sha] = task
+                _write_json(folder / f"{entry['instance_id']}.json",
+                            {"schema": SCHEMA, "environment_hash": env_hash, "entry": entry,
+                             "task": task.model_dump(mode="json") if task else None})
+                if entry.get("examined"):
+                    total = rules.counts(list(entries.values()))
+                    log(f"[{len(entries)}/{len(commits)}] {commit.sha[:10]} {entry['verdict']} ({entry['seconds']:.0f} s)"
+                        + ("" if entry["verdict"] == "ok" else f": {entry['reason'][:160]}")
+                        + f" | validated {total['validated']}/{total['candidates']} candidates")
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _write_outputs(out, history, commits, entries, tasks, miner)
+        raise
+    pool.shutdown()
+    return _write_outputs(out, history, commits, entries, tasks, miner)
+
+
+def _write_outputs(out: Path, history: History, commits: list[Commit], entries: dict, tasks: dict,
+                   miner: Miner) -> dict:
+    ordered = [entries[c.sha] for c in commits if c.sha in entries]
+    kept = [tasks[c.sha] for c in commits if c.sha in tasks]
+    (out / "tasks.jsonl").write_text("".join(json.dumps(t.model_dump(mode="json", exclude_defaults=True),
+                                                        sort_keys=True) + "\n" for t in kept))
+    report = {"schema": SCHEMA, "repo": history.url, "pack": miner.pack.name, "commits_in_range": len(commits),
+              "totals": rules.counts(ordered), "verdicts": rules.VERDICTS, "candidates": ordered}
+    _write_json(out / REPORT, report)
+    return report
+
+
+def environment_hash(pack: Pack) -> str:
+    spec = pack.spec.model_dump(mode="json", exclude={"description", "name", "version"})
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _load_entry(folder: Path, instance: str, env_hash: str) -> dict | None:
+    path = folder / f"{instance}.json"
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if saved.get("environment_hash") != env_hash or saved["entry"]["verdict"] in rules.RETRIED:
+        return None
+    return saved
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def load_mining_pack(out: Path) -> Pack:
+    """The pack being mined into (its manifest, no tasks needed yet), as the validator takes it."""
+    spec = load_spec(out / "pack.yaml")
+    return Pack(spec=spec, tasks=[], root=out.resolve(), content_hash="mining")
+
+
+def summary_lines(report: dict) -> list[str]:
+    t = report["totals"]
+    lines = [f"{report['pack']}: {t['validated']} task(s) validated of {t['candidates']} candidate(s) "
+             f"({t['commits']} commits examined"
+             + (f", yield {t['yield']:.0%}" if t["yield"] is not None else "")
+             + (f", {t['seconds_per_examined_candidate']:.0f} s per candidate run in Docker"
+                if t["seconds_per_examined_candidate"] is not None else "") + ")"]
+    lines += [f"  {n:4d} {v}: {rules.VERDICTS[v]}" for v, n in t["by_verdict"].items()]
+    return lines
+
+
+REWRITE_SYSTEM = (
+    "You turn the description of a code change into the issue a user of the library would have filed before "
+    "the change existed: what they tried, what happened, what they expected. Write from the outside: no file "
+    "paths, no line numbers, no code from the fix, no names of private functions or variables, no description "
+    "of how to fix it. Public names a user calls are fine. Reply with the issue text only.")
+
+
+def model_rewriter(endpoint) -> Callable[[str, str, list], str]:
+    """A rewriter through the model layer (litellm client): (statement, test_patch, leaks) -> statement."""
+    from evalharness.models.client import ModelClient
+
+    client = ModelClient(endpoint)
+
+    def rewrite(statement: str, test_patch: str, leaks: list) -> str:
+        ask = f"Change description:\n{statement}\n\nTests that check the change (the reporter has not seen them):\n" \
+              f"{test_patch[:6000]}"
+        if leaks:
+            ask += "\n\nYour last version gave the fix away; leave these out: " + "; ".join(leaks)[:2000]
+        message, _ = client.complete([{"role": "system", "content": REWRITE_SYSTEM}, {"role": "user", "content": ask}])
+        return (message.get("content") or "").strip() or statement
+
+    return rewrite
