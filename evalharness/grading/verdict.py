@@ -83,8 +83,12 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
         failed = [k for k, r in logged.items() if r.get("outcome") == "failed"]
         if failed and end[-1].get("exitstatus") == 0:
             problems.append(f"{len(failed)} test phases failed but the session's exit status is 0")
+    uncollected = ""
     if canaries is not None and end:
-        problems += check_canaries(canaries, calls)
+        canary_problems = check_canaries(canaries, calls)
+        uncollected = _uncollected(canaries, calls, by_type) if canary_problems else ""
+        if not uncollected:
+            problems += canary_problems
     statuses = {test_id: _status(test_id, made, logged) for test_id in {k[0] for k in made} | {k[0] for k in logged}}
     if canaries is not None:
         for test_id in canaries.ids:
@@ -100,7 +104,27 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
     every = {t: s.value for t, s in sorted(statuses.items()) if s is not None}
     verdict = _judged(task, wanted, matched, made, tests, by_type, patch_applied)
     verdict.all_tests = every
+    if uncollected and verdict.outcome is Outcome.RESOLVED:
+        return _tampered([f"every required test passed, yet the canaries beside them could not be collected "
+                          f"({uncollected}): the same conftest chain cannot fail for one and not the other"], tests)
     return verdict
+
+
+def _uncollected(canaries: Canaries, calls: dict[str, dict], by_type: dict[str, list[dict]]) -> str:
+    """The collection error that kept both canaries from running ('' when there is none).
+
+    A directory or conftest that fails to import takes the canaries planted there down with the
+    task's own tests: that is a broken test run (its required tests are missing too), not a forgery.
+    """
+    if canaries.passing in calls or canaries.failing in calls:
+        return ""
+    for record in by_type.get("collect_error", []):
+        node = str(record.get("id", "")).split("::", 1)[0].rstrip("/")
+        if node.endswith("conftest.py"):
+            node = node.rpartition("/")[0]
+        if node in ("", ".") or canaries.path == node or canaries.path.startswith(node + "/"):
+            return f"collection error in {record.get('id') or 'the root'}"
+    return ""
 
 
 def _judged(task: TaskSpec, wanted: list[str], matched: dict, made: dict, tests: dict[str, str],

@@ -311,3 +311,31 @@ def test_every_reported_test_is_kept_for_discovery_and_the_canaries_are_not():
     v = run(failing(F2P) + passing(P2P) + failing(other) + canary_records(), exit_code=1)
     assert v.all_tests == {F2P: "failed", P2P: "passed", other: "failed"}
     assert v.tests == {F2P: "failed", P2P: "passed"}
+
+
+@pytest.mark.parametrize("node", ["tests", "tests/conftest.py", "", "tests/"])
+def test_a_folder_that_fails_to_collect_is_a_broken_run_not_tampering(node):
+    """The folder's conftest cannot import (a src layout without its path, a broken package): the canaries
+    planted there are missing for the same reason as the task's tests."""
+    body = [{"t": "collect_error", "id": node, "longrepr": "ImportError: No module named 'calc'"}]
+    v = run(body, exit_code=2, exitstatus=2)
+    assert v.outcome is Outcome.NO_PATCH or v.outcome is Outcome.UNRESOLVED, v.reason
+    assert Flag.TAMPERED.value not in v.flags and "collection errors in" in v.reason
+
+
+def test_canaries_missing_beside_a_collection_error_elsewhere_is_still_tampering():
+    body = [{"t": "collect_error", "id": "other/test_x.py", "longrepr": "ImportError"}] + passing(F2P) + passing(P2P)
+    v = run(body, exit_code=2, exitstatus=2)
+    assert v.outcome is Outcome.TAMPERED and "canary" in v.reason
+
+
+def test_required_tests_passing_while_their_folder_failed_to_collect_the_canaries_is_tampering():
+    body = [{"t": "collect_error", "id": "tests", "longrepr": "ImportError"}] + passing(F2P) + passing(P2P)
+    v = run(body, exit_code=2, exitstatus=2)
+    assert v.outcome is Outcome.TAMPERED and "could not be collected" in v.reason
+
+
+def test_one_canary_reported_and_one_missing_is_tampering_even_with_a_collection_error():
+    body = [{"t": "collect_error", "id": "tests", "longrepr": "ImportError"}] + passing(CANARIES.passing)
+    v = run(body, exit_code=2, exitstatus=2)
+    assert v.outcome is Outcome.TAMPERED
