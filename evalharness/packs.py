@@ -328,7 +328,9 @@ def load_tasks(path: Path) -> list[TaskSpec]:
         seen[task.instance_id] = lineno
         tasks.append(task)
     if not tasks:
-        raise TaskPackError(f"{path} holds no tasks")
+        raise TaskPackError(f"{path} holds no tasks",
+                            "add tasks: evalharness packs add-task PACK ..., packs mine, packs inject, or by hand "
+                            "(docs/task-format.md)")
     return tasks
 
 

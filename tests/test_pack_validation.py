@@ -42,6 +42,13 @@ def test_missing_field_names_file_line_task_and_field(tinypack_copy):
     assert "FAIL_TO_PASS: Field required" in text
 
 
+def test_an_empty_task_file_says_how_to_add_tasks(tinypack_copy):
+    (tinypack_copy / "tasks.jsonl").write_text("")
+    with pytest.raises(TaskPackError) as err:
+        load_pack(tinypack_copy)
+    assert "holds no tasks" in str(err.value) and "packs add-task" in err.value.hint
+
+
 def test_bad_json_line_names_the_line(tinypack_copy):
     tasks = tinypack_copy / "tasks.jsonl"
     tasks.write_text(tasks.read_text() + '{"instance_id": "broken", \n')
