@@ -65,8 +65,7 @@ def miner(tmp_path: Path, repo: Path, **kwargs) -> m.Miner:
     out = tmp_path / "pack"
     out.mkdir(exist_ok=True)
     history = m.History(str(repo))
-    m.write_manifest(out, "pack", m.source_url(str(repo), out), history.tip("main"),
-                     {"python": "3.11", "pip": ["pytest"], "setup": []}, m.TEST_COMMAND)
+    m.write_manifest(out, "pack", history, history.tip("main"), m.source_url(str(repo), out))
     return m.Miner(m.load_mining_pack(out), history, kwargs.pop("validator", None), **kwargs)
 
 

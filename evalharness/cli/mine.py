@@ -60,12 +60,12 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
     history = m.History(repo)
     tip = history.tip(ref)
     if not (out / "pack.yaml").exists():
-        env = m.detect_environment(history, tip)
-        env.update({k: v for k, v in (("python", python), ("pip", list(pip)), ("setup", list(setup))) if v})
-        name = out.name if all(c.isalnum() or c in "._-" for c in out.name) else "mined"
-        m.write_manifest(out, name, m.source_url(repo, out), tip, env, test_command or m.TEST_COMMAND)
-        click.echo(f"{out / 'pack.yaml'}: environment detected (Python {env['python']}, pip {', '.join(env['pip'])}; "
-                   "edit it and run again to change it)")
+        from evalharness.sources.scaffold import pack_name
+
+        m.write_manifest(out, pack_name(out.name), history, tip, m.source_url(repo, out), python=python,
+                         pip=list(pip), setup=list(setup), test_command=test_command)
+        click.echo(f"{out / 'pack.yaml'}: environment detected at {tip[:12]} (its comments say why; edit it and "
+                   "run again to change it)")
     else:
         click.echo(f"{out / 'pack.yaml'}: kept as it is (entries mined with another environment are redone)")
     pack = m.load_mining_pack(out)

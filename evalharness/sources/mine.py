@@ -21,18 +21,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 import threading
 import time
-import tomllib
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
 import git
-import yaml
 
 from evalharness.errors import HarnessError, ImageBuildError, SandboxError, TaskError, UserError
 from evalharness.packs import Pack, load_spec
@@ -42,7 +39,6 @@ from evalharness.types import TaskSpec
 SCHEMA = 1
 MINING_DIR = "mining"
 REPORT = "mining-report.json"
-TEST_COMMAND = "python -m pytest -rA -p no:cacheprovider {test_files}"
 Log = Callable[[str], None]
 
 
@@ -132,49 +128,32 @@ def first_candidates(commits: list[Commit], limit: int) -> list[Commit]:
     return kept
 
 
-def detect_environment(history: History, ref: str) -> dict:
-    """The environment of the pack (pure over the files at ``ref``): Python, test requirements, editable install."""
-    pyproject = history.show(ref, "pyproject.toml")
-    data: dict = {}
-    if pyproject:
-        try:
-            data = tomllib.loads(pyproject)
-        except tomllib.TOMLDecodeError:
-            data = {}
-    project = data.get("project", {})
-    requirements: list[str] = []
-    for key, values in sorted((project.get("optional-dependencies") or {}).items()):
-        if key.lower() in ("test", "tests", "testing"):
-            requirements += values
-    for key, values in sorted((data.get("dependency-groups") or {}).items()):
-        if key.lower() in ("test", "tests", "testing"):
-            requirements += [v for v in values if isinstance(v, str)]
-    for path in history.files(ref):
-        name = path.lower()
-        if re.fullmatch(r"(requirements[/-])?(test|tests|testing)(-requirements)?\.txt|requirements/(test|tests|testing)"
-                        r"\.(txt|in)|tests?/requirements\.txt|test-requirements\.txt", name):
-            requirements += [line.split("#", 1)[0].strip() for line in (history.show(ref, path) or "").splitlines()
-                             if line.strip() and not line.strip().startswith(("#", "-"))]
-    pip = list(dict.fromkeys(r for r in requirements if r))
-    if not any(re.match(r"^pytest\b(?![-_])", r) for r in pip):
-        pip.insert(0, "pytest")
-    python = "3.11"
-    floor = re.search(r">=\s*3\.(\d+)", project.get("requires-python") or "")
-    if floor and int(floor.group(1)) > 11:
-        python = "3.13"
-    installable = pyproject is not None or history.show(ref, "setup.py") is not None
-    return {"python": python, "pip": pip, "setup": ["python -m pip install -e ."] if installable else []}
+def write_manifest(out: Path, name: str, history: History, ref: str, url: str, *, python: str | None = None,
+                   pip: list[str] | None = None, setup: list[str] | None = None,
+                   test_command: str | None = None) -> Path:
+    """``out/pack.yaml`` for the pack being mined: the environment ``packs new`` detects at ``ref``
+    (``scaffold.detect``: one detection for both commands), with the command line's replacements."""
+    from evalharness.sources import scaffold
 
-
-def write_manifest(out: Path, name: str, repo_url: str, ref: str, env: dict, test_command: str) -> Path:
-    manifest = {"name": name, "version": 1,
-                "description": f"Tasks mined from the history of {repo_url} (evalharness packs mine).",
-                "environment": {"python": env["python"], "source": {"kind": "git", "url": repo_url, "ref": ref},
-                                "pip": env["pip"], "setup": env["setup"]},
-                "tasks": "tasks.jsonl", "test_command": test_command, "log_parser": "junit",
-                "timeouts": {"agent_s": 1800, "tests_s": 300, "build_s": 1800, "exec_s": 120}}
+    found = scaffold.detect(history.files(ref), lambda path: history.show(ref, path))
+    if python:
+        base = next((b for b, v in scaffold.BASES if v == python), None)
+        if base is None:
+            raise UserError(f"--python {python}: no built-in base ships it",
+                            "built-in: " + ", ".join(f"{v} ({b})" for b, v in scaffold.BASES))
+        found.python, found.base = scaffold.Choice(python, "given with --python"), base
+    if pip:
+        found.pip = scaffold.Choice(list(pip), "given with --pip")
+    if setup:
+        found.install = scaffold.Choice(list(setup), "given with --setup")
+    text = scaffold.render_manifest(name, found, url=url, ref=ref, where=f"the history of {history.name}")
+    text = text.replace("`evalharness packs new`", "`evalharness packs mine`", 1)
+    if test_command:
+        lines = [f"test_command: {json.dumps(test_command)}  # given with --test-command"
+                 if line.startswith("test_command:") else line for line in text.splitlines()]
+        text = "\n".join(lines) + "\n"
     path = out / "pack.yaml"
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    path.write_text(text)
     return path
 
 
