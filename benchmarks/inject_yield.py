@@ -40,8 +40,18 @@ def run_pack(lib: str) -> dict:
     out = REPO / "tasks" / f"inject-{lib}"
     done = subprocess.run([*EVALHARNESS, "run", "-p", str(out), "-H", "oracle", "-H", "null", "--format", "json",
                            "-j", "2"], cwd=REPO, capture_output=True, text=True, check=False)
-    (out / "run-oracle-null.json").write_text(done.stdout[done.stdout.find("{"):done.stdout.rfind("}") + 1] + "\n")
-    return json.loads((out / "run-oracle-null.json").read_text())
+    return save_run(out, done.stdout, done.stderr)
+
+
+def save_run(out: Path, stdout: str, stderr: str = "") -> dict:
+    """The JSON report of `evalharness run --format json` (the object starting on a line of its own)."""
+    start = next((i for i, line in enumerate(stdout.splitlines(keepends=True)) if line.startswith("{")), None)
+    if start is None:
+        raise SystemExit(f"no JSON report in the run's output; stderr ends:\n{stderr[-2000:]}")
+    text = "".join(stdout.splitlines(keepends=True)[start:])
+    report, _ = json.JSONDecoder().raw_decode(text)
+    (out / "run-oracle-null.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
 
 
 def section(libs: list[str]) -> str:
@@ -91,8 +101,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-j", "--workers", type=int, default=2)
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--run-output", nargs=2, metavar=("LIB", "FILE"), action="append", default=[],
+                        help="Take LIB's oracle/null run report from FILE (the stdout of a run --format json).")
     args = parser.parse_args()
     libs = args.lib or ["cachetools", "inflection"]
+    for lib, path in args.run_output:
+        save_run(REPO / "tasks" / f"inject-{lib}", Path(path).read_text())
     if not args.report_only:
         for lib in libs:
             inject(lib, args.count, args.workers, args.seed)

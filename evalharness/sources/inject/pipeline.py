@@ -34,7 +34,7 @@ from evalharness.packs import Pack, PackSpec, find_manifest
 from evalharness.sources.inject import mutations, prescreen, select
 from evalharness.sources.inject.statement import Failure, Location, public_calls, write_statement
 from evalharness.types import TaskSpec
-from evalharness.validation import candidate, report_path
+from evalharness.validation import VALIDATION_DIR, Lists, candidate, load_report, report_path
 
 REPORT = "injection-report.json"
 PYTEST_PINS = ["pytest==8.3.5", "pluggy==1.7.0", "iniconfig==2.3.1", "packaging==26.4"]
@@ -176,12 +176,17 @@ class Injector:
         mutated = mutations.apply(original, site)
         mutant = Mutant(site, mutations.diff(site.path, original, mutated), mutations.diff(site.path, mutated, original))
         workdir = spec.environment.workdir
-        try:
-            prescreen.write_source(box, workdir, site.path, mutated)
-            run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True), timeout)
-        finally:
-            prescreen.write_source(box, workdir, site.path, original)
-        mutant.screen = screen = prescreen.screen(base_run, run)
+        if self._previous(mutant) is not None:  # validated by an earlier, interrupted injection: resume it
+            screen = prescreen.Screen("killed", seconds=0.0, reason="validated by an earlier injection (resumed)")
+        else:
+            try:
+                prescreen.write_source(box, workdir, site.path, mutated)
+                run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True),
+                                          timeout)
+            finally:
+                prescreen.write_source(box, workdir, site.path, original)
+            screen = prescreen.screen(base_run, run)
+        mutant.screen = screen
         entry = {**_site_json(site), "verdict": screen.verdict, "reason": screen.reason, "prescreen_s": screen.seconds}
         if screen.verdict == "killed":
             entry["verdict"] = "candidate"
@@ -222,7 +227,10 @@ class Injector:
                                    "module": mutant.site.module, "path": mutant.site.path,
                                    "function": mutant.site.function,
                                    "line": mutant.site.line, "seed": self.seed})
-        verdict, reason = self._check(mutant, task, files, entry)
+        try:
+            verdict, reason = self._check(mutant, task, files, entry)
+        except SandboxError as e:  # the engine failed for this candidate: not its fault, and not the others'
+            verdict, reason = "infra_error", str(e).splitlines()[0]
         entry.update(verdict=verdict, reason=reason, validate_s=round(time.monotonic() - t0, 1))
         if verdict != "ok":
             report_path(self.pack, task).unlink(missing_ok=True)
@@ -230,8 +238,9 @@ class Injector:
                  + ("" if verdict == "ok" else f": {reason[:160]}") + f"; kept {len(self.kept)}/{self.count}")
 
     def _check(self, mutant: Mutant, task: TaskSpec, files: dict[str, bytes], entry: dict) -> tuple[str, str]:
+        previous = self._previous(mutant)
         try:
-            lists, _, _ = self.validator.discover(task, reruns=self.discover_reruns)
+            lists = previous or self.validator.discover(task, reruns=self.discover_reruns)[0]
         except (TaskError, ImageBuildError) as e:
             return "env_build_failed", getattr(e, "reason", "") or str(e).splitlines()[0]
         except SandboxError as e:
@@ -262,13 +271,28 @@ class Injector:
         task = task.model_copy(update={"FAIL_TO_PASS": lists.FAIL_TO_PASS, "PASS_TO_PASS": lists.PASS_TO_PASS,
                                        "problem_statement": statement, "metadata": metadata})
         entry["fail_to_pass"] = len(lists.FAIL_TO_PASS)
-        report = self.validator.validate(task)
+        report = (load_report(self.pack, task) if previous else None) or self.validator.validate(task)
         if report["verdict"] == "ok":
             with self._lock:
                 if len(self.kept) >= self.count:
                     return "not_needed", "enough tasks were kept meanwhile"
                 self.kept.append(task)
         return report["verdict"], report.get("reason", "")
+
+    def _previous(self, mutant: Mutant) -> Lists | None:
+        """The lists of this mutant's task from the ok validation report an earlier, interrupted injection
+        into this pack left (its discovery is not repeated; its statement is written again, and the task is
+        validated again unless the report is still current)."""
+        path = self.pack.root / VALIDATION_DIR / f"{self.prefix}-{mutant.instance_id}.json"
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+        if report.get("verdict") != "ok":
+            return None
+        tests = report.get("tests", {})
+        return Lists(sorted(t for t, v in tests.items() if v["list"] == "FAIL_TO_PASS"),
+                     sorted(t for t, v in tests.items() if v["list"] == "PASS_TO_PASS"), reason="resumed")
 
     def _messages(self, task: TaskSpec, tests: list[str]) -> dict[str, str]:
         """What each failing test reports with the defect: its tests run once in a sandbox of the task image."""
