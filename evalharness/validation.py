@@ -167,8 +167,11 @@ NETWORK_SIGNS = ("Temporary failure in name resolution", "Name or service not kn
 """What a test prints when it needs the network (sandboxes have none, as on an air-gapped machine)."""
 
 
-def likely_cause(outputs: list[str]) -> str | None:
-    """A short cause for a gold run that failed, read from its output (pure): only what the output shows."""
+def likely_cause(outputs: list[str], outcomes: list[str] = ()) -> str | None:
+    """A short cause for a gold run that failed, read from its output and outcome (pure): only what they show."""
+    if Outcome.TESTS_TIMED_OUT.value in outcomes:
+        return ("the test run timed out: a slow or overloaded machine (other work on its cores) or a hanging "
+                "test; validate the task again alone (--task ID --force -j 1) before calling it broken")
     text = "\n".join(outputs)
     hits = sorted({sign for sign in NETWORK_SIGNS if sign in text})
     if hits:
@@ -250,7 +253,8 @@ class Validator:
             return self._write(task, {**report, "verdict": "infra_error", "reason": str(e).splitlines()[0]}, started)
         verdict = decide(task, empty, gold)
         if verdict.verdict in ("gold_fails", "flaky"):
-            cause = likely_cause([r.output_tail for r in gold if r.outcome != Outcome.RESOLVED.value])
+            failed = [r for r in gold if r.outcome != Outcome.RESOLVED.value]
+            cause = likely_cause([r.output_tail for r in failed], [r.outcome for r in failed])
             if cause:
                 report["cause"] = cause
                 verdict.reason = f"{verdict.reason} [{cause}]"

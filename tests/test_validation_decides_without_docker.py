@@ -96,3 +96,5 @@ def test_the_cause_of_a_failing_gold_run_is_read_from_its_output_only_when_it_sh
     assert likely_cause(["E   ModuleNotFoundError: No module named 'pytz'\n"]) == "a module the environment lacks: 'pytz'"
     assert likely_cause(["AssertionError: 3 != 4"]) is None
     assert likely_cause([]) is None
+    assert likely_cause([requests_log], ["unresolved"]).startswith("needs the network")
+    assert "timed out" in likely_cause([requests_log], ["tests_timed_out"])  # the outcome before what it printed
