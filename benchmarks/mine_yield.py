@@ -13,6 +13,7 @@ code), validated tasks, the yield (validated / candidates), seconds per candidat
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import subprocess
@@ -48,17 +49,20 @@ def mine(name: str, cfg: dict, pack: Path, workers: int) -> None:
     subprocess.run(cmd, check=False)  # 0/1/3: the report says which candidates ended how
 
 
-def oracle_null(pack: Path, workers: int, runs_dir: Path) -> dict:
-    """Resolve rates of oracle and null on the mined pack (run once; the result is kept beside the pack)."""
+def oracle_null(pack: Path, workers: int, runs_dir: Path, run_id: str | None = None) -> dict:
+    """Resolve rates of oracle and null on the mined pack (run once, or read from the runs ``run_id`` names, comma
+    separated, made earlier; the result is kept beside the pack with a digest of the tasks it covers)."""
     kept = pack / "oracle-null.json"
-    tasks = (pack / "tasks.jsonl").read_text()
-    if kept.exists() and json.loads(kept.read_text()).get("tasks_jsonl") == tasks:
+    tasks = hashlib.sha256((pack / "tasks.jsonl").read_bytes()).hexdigest()
+    if run_id is None and kept.exists() and json.loads(kept.read_text()).get("tasks_sha256") == tasks:
         return json.loads(kept.read_text())
-    done = subprocess.run([sys.executable, "-m", "evalharness.cli", "run", "-p", str(pack), "-H", "oracle", "-H",
-                           "null", "--workers", str(workers), "--format", "json", "--runs-dir", str(runs_dir)],
+    cmd = (["report", *run_id.split(","), "--format", "json"] if run_id else
+           ["run", "-p", str(pack), "-H", "oracle", "-H", "null", "--workers", str(workers), "--format", "json"])
+    done = subprocess.run([sys.executable, "-m", "evalharness.cli", *cmd, "--runs-dir", str(runs_dir)],
                           capture_output=True, text=True, check=False)
     report = json.loads(done.stdout[done.stdout.index("{"):done.stdout.rindex("}") + 1])
-    result = {"tasks_jsonl": tasks, "exit_code": done.returncode, "run_id": report.get("run_id"),
+    run_id = run_id or (report.get("runs") or [{}])[0].get("run_id")
+    result = {"tasks_sha256": tasks, "exit_code": done.returncode, "run_id": run_id,
               "rates": {s["config"]: s["resolve_rate"] for s in report["scores"]},
               "n_tasks": {s["config"]: s["n_tasks"] for s in report["scores"]}, "outcomes": report["outcomes"]}
     kept.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
@@ -98,8 +102,11 @@ def main() -> None:
     parser.add_argument("--runs-dir", type=Path, default=REPO / "runs")
     parser.add_argument("--report-only", action="store_true", help="Only write the section from existing reports.")
     parser.add_argument("--skip-run", action="store_true", help="Do not run oracle/null (reuse a kept result).")
+    parser.add_argument("--from-run", action="append", default=[], metavar="NAME=RUN_ID",
+                        help="Read a repository's oracle/null rates from runs made earlier (RUN_A,RUN_B; in --runs-dir).")
     parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
+    from_run = dict(item.split("=", 1) for item in args.from_run)
     if not MINING.is_dir():
         sys.exit(f"no {MINING}: the benchmark needs the shared mining repositories")
     rows = []
@@ -109,9 +116,12 @@ def main() -> None:
             mine(name, cfg, pack, args.workers)
         report = json.loads((pack / "mining-report.json").read_text())
         runs = None
-        if (pack / "oracle-null.json").exists() or not (args.report_only or args.skip_run):
-            runs = oracle_null(pack, args.workers, args.runs_dir) if not (args.report_only or args.skip_run) \
-                else json.loads((pack / "oracle-null.json").read_text())
+        if name in from_run:
+            runs = oracle_null(pack, args.workers, args.runs_dir, from_run[name])
+        elif not (args.report_only or args.skip_run):
+            runs = oracle_null(pack, args.workers, args.runs_dir)
+        elif (pack / "oracle-null.json").exists():
+            runs = json.loads((pack / "oracle-null.json").read_text())
         rows.append((name, cfg, report, runs))
     write_section(args.output, TITLE, section(rows))
     print(f"{args.output}: section '{TITLE}' written")

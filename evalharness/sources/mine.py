@@ -295,7 +295,8 @@ def mine(out: Path, history: History, commits: list[Commit], miner: Miner, *, wo
                 _write_json(folder / f"{entry['instance_id']}.json",
                             {"schema": SCHEMA, "environment_hash": env_hash, "entry": entry,
                              "task": task.model_dump(mode="json") if task else None})
-                if entry.get("examined"):
+                if entry.get("examined"):  # the pack as it stands so far: usable while mining goes on
+                    _write_outputs(out, history, commits, entries, tasks, miner)
                     total = rules.counts(list(entries.values()))
                     log(f"[{len(entries)}/{len(commits)}] {commit.sha[:10]} {entry['verdict']} ({entry['seconds']:.0f} s)"
                         + ("" if entry["verdict"] == "ok" else f": {entry['reason'][:160]}")
