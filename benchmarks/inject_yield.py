@@ -70,8 +70,9 @@ def section(libs: list[str]) -> str:
             return f"{s['resolve_rate']:.0%} of {s['n_tasks']}" if s else "not run"
 
         kept_classes = [c for c, v in report["by_class"].items() if v["kept"]]
+        decided = report["tried"] - report["by_verdict"].get("not_needed", 0)
         rows.append(f"| {report['library']} | {report['sites']} | {report['tried']} | {report['kept']} | "
-                    f"{report['kept'] / report['tried']:.0%} | {len(kept_classes)} | "
+                    f"{report['kept'] / decided:.0%} of {decided} | {len(kept_classes)} | "
                     f"{report['prescreen_s_per_mutant']} | {report['validate_s_per_candidate']} | "
                     f"{report['seconds'] / 60:.0f} min | {rate('oracle')} | {rate('null')} |")
         for name, v in report["by_class"].items():
@@ -82,8 +83,9 @@ def section(libs: list[str]) -> str:
     return "\n".join([
         "`evalharness packs inject --pack benchmarks/inject/LIB --count 30` on two PyPI sdists (their own test",
         "suites, no network in the sandboxes), then `evalharness run -H oracle -H null` on each pack. Measured on",
-        "the 2-core development machine shared with other jobs (load average 6 to 10), so seconds are upper",
-        "bounds. Pre-screen: one run of the suite per mutant (stopping at the first failure) in one sandbox;",
+        "the 2-core development machine shared with other jobs (load average 10 to 18), so seconds are upper",
+        "bounds. Yield: kept tasks over the mutants that got a final verdict (`not_needed`: pre-screened",
+        "candidates left unvalidated once enough tasks were kept). Pre-screen: one run of the suite per mutant (stopping at the first failure) in one sandbox;",
         "validation: discovery (1 run of each side) plus validation (1 empty, 2 gold runs), fresh sandboxes, a",
         "task image per candidate. Produced by `benchmarks/inject_yield.py`.",
         "",
