@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -22,6 +23,7 @@ MAX_LINE_CHARS = 160
 _PATHLIKE = re.compile(r"[\w.\-/\\]*\w\.(?:py|pyc|pyi|pyx)\b")
 _LINE = re.compile(r"\blines?\s*\d+|:\d+(?::\d+)?\b|#L\d+", re.IGNORECASE)
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ def public_calls(test: str, files: dict[str, bytes]) -> set[str]:
     ``key=mod.f`` it then calls): what a reporter running it can name."""
     path, *names = test.split("::")
     try:
-        tree = ast.parse(files[path].decode())
+        with _PARSE_LOCK:  # CPython 3.11's ast.parse is not safe in threads (SystemError: recursion depth mismatch)
+            tree = ast.parse(files[path].decode())
     except (KeyError, SyntaxError, UnicodeDecodeError):
         return set()
     names = [re.sub(r"\[.*$", "", n) for n in names]
