@@ -37,7 +37,11 @@ WINDOWS = {
     "humanize": {
         "repo": "python-humanize__humanize.git", "since": "2020-03-01", "until": None,
         "why": "after the move to a src/ layout and pyproject.toml (February 2020): the editable install at the "
-               "tip serves every base commit of the window; the earlier history (2010-2014) is Python 2 code"},
+               "tip serves every base commit of the window; the earlier history (2010-2014) is Python 2 code",
+        "note": "Its pack.yaml was written by the miner's first environment detection (the `tests` extra's "
+                "requirements as pip lines, `pytest>=9`, a plain `pip install -e .`), before the miner took "
+                "`packs new`'s detection; that detection is checked on this repository by "
+                "tests/test_mine_real_history.py."},
 }
 DISCOVER_RERUNS, RERUNS = 1, 3
 
@@ -83,7 +87,7 @@ def section(rows: list[tuple[str, dict, dict, dict | None]]) -> str:
                      f"{rate('oracle/none')} | {rate('null/none')} |" if seconds and t["yield"] is not None else
                      f"| {name} | {window} | {t['commits']} | {t['candidates']} | {t['validated']} | - | - | - | - |")
         counts = ", ".join(f"{v} {n}" for v, n in t["by_verdict"].items())
-        details.append(f"- **{name}**: window chosen for {cfg['why']}. Verdicts: {counts}."
+        details.append(f"- **{name}**: window chosen for {cfg['why']}. Verdicts: {counts}. {cfg.get('note', '')}"
                        + (f" Oracle/null run `{runs['run_id']}` (exit {runs['exit_code']})." if runs else ""))
     return "\n".join([
         f"`benchmarks/mine_yield.py`: `evalharness packs mine` on the full histories in "

@@ -92,6 +92,11 @@ def test_mining_gives_each_commit_its_verdict_and_a_pack_that_runs(history, tmp_
     assert task["test_patch"].startswith("diff --git a/test_lib.py b/test_lib.py")
     assert task["created_at"].startswith(git(repo, "show", "-s", "--format=%cI", shas["good"])[:19])
     assert json.loads((out / "validation" / f"{task['instance_id']}.json").read_text())["verdict"] == "ok"
+    from evalharness.packs import load_pack
+    from evalharness.validation import load_report
+
+    pack = load_pack(out)  # the report is current for the task as written (runs read it to skip invalid tasks)
+    assert load_report(pack, pack.task(task["instance_id"]))["verdict"] == "ok"
 
     # resumable: a second run examines nothing again and writes the same report
     again = run_cli(*args, cwd=tmp_path, check=False)
