@@ -54,7 +54,7 @@ def save_run(out: Path, stdout: str, stderr: str = "") -> dict:
     return report
 
 
-def section(libs: list[str]) -> str:
+def section(libs: list[str], notes: list[str] = ()) -> str:
     rows, classes, lines = [], [], []
     for lib in libs:
         out = REPO / "tasks" / f"inject-{lib}"
@@ -93,6 +93,7 @@ def section(libs: list[str]) -> str:
         "validation s/candidate | wall | oracle | null |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
         *rows, "", *lines, "",
+        *[f"- {note}" for note in notes], "",
         "| library | class | tried | kept | other verdicts |", "|---|---|---|---|---|", *classes])
 
 
@@ -103,6 +104,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-j", "--workers", type=int, default=2)
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--note", action="append", default=[], help="A line added under the table (repeatable).")
     parser.add_argument("--run-output", nargs=2, metavar=("LIB", "FILE"), action="append", default=[],
                         help="Take LIB's oracle/null run report from FILE (the stdout of a run --format json).")
     args = parser.parse_args()
@@ -113,7 +115,7 @@ def main() -> None:
         for lib in libs:
             inject(lib, args.count, args.workers, args.seed)
             run_pack(lib)
-    write_section(REPO / "BENCHMARKS.md", TITLE, section(libs))
+    write_section(REPO / "BENCHMARKS.md", TITLE, section(libs, args.note))
 
 
 if __name__ == "__main__":
