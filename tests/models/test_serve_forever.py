@@ -21,7 +21,10 @@ DATA = Path(__file__).parent / "data"
 
 def test_serves_a_script_file_until_interrupted(tmp_path):
     record = tmp_path / "rec.jsonl"
-    code = ("import sys; from evalharness.models import serve_forever; "
+    # Ctrl-C as a terminal sends it: a test run started in the background (nohup, `&`) hands its children
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from evalharness.models import serve_forever; "
             "serve_forever(sys.argv[1], '127.0.0.1', 0, record_path=sys.argv[2])")
     proc = subprocess.Popen([sys.executable, "-c", code, str(DATA / "two_tasks.yaml"), str(record)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -36,5 +39,5 @@ def test_serves_a_script_file_until_interrupted(tmp_path):
         assert "return a + b" in message.content[0].input["command"]
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)  # a hang guard, not a timing: a loaded machine takes its time
+        proc.wait(timeout=30)  # a hang guard, not a timing
     assert [json.loads(x)["scenario"] for x in record.read_text().splitlines()] == ["calc-add", "calc-add"]
