@@ -39,8 +39,11 @@ def _run_id(stderr_text: str) -> str:
 
 def _start(tmp_path, *args, env=None):
     log = open(tmp_path / "stderr.txt", "w")  # noqa: SIM115
+    # Ctrl-C as a terminal delivers it: a test session started in the background hands its children SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt handler
     proc = subprocess.Popen([*EVALHARNESS, "run", *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log,
-                            env={**os.environ, **(env or {})}, start_new_session=True)
+                            env={**os.environ, **(env or {})}, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return proc, tmp_path / "stderr.txt"
 
 
