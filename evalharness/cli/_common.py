@@ -36,3 +36,33 @@ def _store(runs_dir: Path, db: str | None):
         raise UserError(f"no results database at {runs_dir / 'evalharness.db'}", "run an evaluation first, or pass --db")
     return Store(database_url(db or runs_dir / "evalharness.db"))
 
+
+
+def grading_validator(pack, purpose: str, *, reruns: int = 3, ca_bundle: Path | None = None):
+    """The Docker wiring every command that grades a pack's tasks shares (validate, mine, inject, add-task):
+    an engine client, a run id ``<purpose>-<time>`` labelling its containers (``remove_labelled`` cleans up),
+    an image builder, a started grader sandbox per grading run, and the Validator over them."""
+    import contextlib
+    import time
+
+    from evalharness.grading.grade import grade
+    from evalharness.sandbox.base import Limits
+    from evalharness.sandbox.docker import DockerSandbox
+    from evalharness.sandbox.engine import docker_client
+    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.validation import Validator
+
+    client = docker_client()
+    run_id = time.strftime(f"{purpose}-%Y%m%d-%H%M%S")
+
+    @contextlib.contextmanager
+    def sandbox(image, spec, task):
+        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/{purpose}",
+                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
+                           default_timeout=spec.timeouts.exec_s) as box:
+            box.start()
+            yield box
+
+    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
+    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    return client, run_id, builder, sandbox, validator

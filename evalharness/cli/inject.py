@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE
+from evalharness.cli._common import CA_BUNDLE, grading_validator
 from evalharness.cli.packs import _raise_interrupt, packs_cmd
 from evalharness.errors import UserError
 
@@ -63,30 +63,11 @@ def inject_cmd(repo, source_pack, ref, count, out, seed, reruns, discover_reruns
 
 
 def _run(pack, count, seed, reruns, discover_reruns, max_tried, workers, ca_bundle) -> dict:
-    import contextlib
-    import time as _time
-
-    from evalharness.grading.grade import grade
-    from evalharness.sandbox.base import Limits
-    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
-    from evalharness.sandbox.engine import docker_client
-    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.sandbox.docker import remove_labelled
     from evalharness.sources.inject.pipeline import Injector
-    from evalharness.validation import Validator
 
-    client = docker_client()
-    run_id = _time.strftime("inject-%Y%m%d-%H%M%S")
-
-    @contextlib.contextmanager
-    def sandbox(image, spec, task):
-        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/inject",
-                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
-                           default_timeout=spec.timeouts.exec_s) as box:
-            box.start()
-            yield box
-
-    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
-    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    client, run_id, builder, sandbox, validator = grading_validator(pack, "inject", reruns=reruns,
+                                                                    ca_bundle=ca_bundle)
     injector = Injector(pack, validator, builder, sandbox, count, seed=seed, discover_reruns=discover_reruns,
                         workers=workers, max_tried=max_tried, log=click.echo)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE
+from evalharness.cli._common import CA_BUNDLE, grading_validator
 from evalharness.cli.packs import _raise_interrupt, packs_cmd
 from evalharness.errors import UserError
 
@@ -104,30 +104,10 @@ def _read_records(path: Path) -> list:
 
 
 def _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle) -> dict:
-    import contextlib
-    import time as _time
-
-    from evalharness.grading.grade import grade
-    from evalharness.sandbox.base import Limits
-    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
-    from evalharness.sandbox.engine import docker_client
-    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.sandbox.docker import remove_labelled
     from evalharness.sources.mine import Miner, mine
-    from evalharness.validation import Validator
 
-    client = docker_client()
-    run_id = _time.strftime("mine-%Y%m%d-%H%M%S")
-
-    @contextlib.contextmanager
-    def sandbox(image, spec, task):
-        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/mine",
-                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
-                           default_timeout=spec.timeouts.exec_s) as box:
-            box.start()
-            yield box
-
-    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
-    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    client, run_id, _, _, validator = grading_validator(pack, "mine", reruns=reruns, ca_bundle=ca_bundle)
     miner = Miner(pack, history, validator, discover_reruns=discover_reruns, export=export, rewriter=rewriter)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
 from pathlib import Path
 
 import click
@@ -112,29 +110,13 @@ def add_task_cmd(pack, base, statement, test_patch, tests, tests_from, gold, ins
 
 def _discovered(folder: Path, spec, task, reruns: int, ca_bundle):
     """The task with its lists from the shared discovery path (Docker), or a UserError saying why none."""
+    from evalharness.cli._common import grading_validator
     from evalharness.errors import ImageBuildError, TaskError
-    from evalharness.grading.grade import grade
     from evalharness.packs import Pack
-    from evalharness.sandbox.base import Limits
-    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
-    from evalharness.sandbox.engine import docker_client
-    from evalharness.sandbox.images import ImageBuilder
-    from evalharness.validation import Validator
+    from evalharness.sandbox.docker import remove_labelled
 
     pack = Pack(spec=spec, tasks=[task], root=folder.resolve(), content_hash="add-task")
-    client = docker_client()
-    run_id = time.strftime("add-task-%Y%m%d-%H%M%S")
-
-    @contextlib.contextmanager
-    def sandbox(image, task_spec, one):
-        with DockerSandbox(client, image, run_id=run_id, trial=f"{spec.name}/{one.instance_id}/discover",
-                           role="grader", limits=Limits(), workdir=task_spec.environment.workdir,
-                           default_timeout=task_spec.timeouts.exec_s) as box:
-            box.start()
-            yield box
-
-    validator = Validator(pack, ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo), sandbox, grade,
-                          log=click.echo)
+    client, run_id, _, _, validator = grading_validator(pack, "add-task", ca_bundle=ca_bundle)
     click.echo(f"discovering the lists of {task.instance_id}: {reruns} runs at base, {reruns} with the gold fix")
     try:
         lists, base_runs, gold_runs = validator.discover(task, reruns=reruns)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE, cli
+from evalharness.cli._common import CA_BUNDLE, cli, grading_validator
 from evalharness.errors import UserError
 
 
@@ -67,32 +67,13 @@ def _raise_interrupt(signum, frame) -> None:
 
 
 def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
-    import contextlib
-    import time as _time
-
-    from evalharness.grading.grade import grade
-    from evalharness.sandbox.base import Limits
-    from evalharness.sandbox.docker import DockerSandbox, remove_labelled
-    from evalharness.sandbox.engine import docker_client
-    from evalharness.sandbox.images import ImageBuilder
-    from evalharness.validation import Validator, summary, validate_pack
+    from evalharness.sandbox.docker import remove_labelled
+    from evalharness.validation import summary, validate_pack
 
     unknown = sorted(set(only) - {t.instance_id for t in pack.tasks})
     if unknown:
         raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
-    client = docker_client()
-    run_id = _time.strftime("validate-%Y%m%d-%H%M%S")
-
-    @contextlib.contextmanager
-    def sandbox(image, spec, task):
-        with DockerSandbox(client, image, run_id=run_id, trial=f"{pack.name}/{task.instance_id}/validate",
-                           role="grader", limits=Limits(), workdir=spec.environment.workdir,
-                           default_timeout=spec.timeouts.exec_s) as box:
-            box.start()
-            yield box
-
-    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
-    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    client, run_id, _, _, validator = grading_validator(pack, "validate", reruns=reruns, ca_bundle=ca_bundle)
     tasks = [t for t in pack.tasks if not only or t.instance_id in only]
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
