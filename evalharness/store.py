@@ -77,6 +77,37 @@ trials = sa.Table(
     sa.Column("flags", FlagList, nullable=False, server_default="[]"),
 )
 
+audit_findings = sa.Table(  # one row per (pack, task, probe, seed): the latest finding (evalharness.audit)
+    "audit_findings", metadata,
+    sa.Column("pack", sa.String(200), primary_key=True),
+    sa.Column("task_id", sa.String(200), primary_key=True),
+    sa.Column("probe", sa.String(80), primary_key=True),
+    sa.Column("seed", sa.Integer, primary_key=True),
+    sa.Column("family", sa.String(40), nullable=False),
+    sa.Column("flagged", sa.Boolean, nullable=False),
+    sa.Column("severity", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("evidence", sa.Text, nullable=False),
+    sa.Column("inputs_hash", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+audit_labels = sa.Table(  # every human label ever given, with annotator and time (the latest per annotator counts)
+    "audit_labels", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("pack", sa.String(200), nullable=False, index=True),
+    sa.Column("task_id", sa.String(200), nullable=False),
+    sa.Column("annotator", sa.String(120), nullable=False),
+    sa.Column("broken", sa.Boolean, nullable=False),
+    sa.Column("family", sa.String(40), nullable=True),
+    sa.Column("severity", sa.Integer, nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("source", sa.String(40), nullable=False, server_default="web"),
+    sa.Column("labelled_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("seconds", sa.Float, nullable=True),
+)
+
 schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
 
 MIGRATIONS: list[str] = [
@@ -181,6 +212,53 @@ class Store:
         with self.engine.connect() as conn:
             query = sa.select(trials).where(trials.c.run_id.in_(run_ids)).order_by(trials.c.run_id, trials.c.trial_id)
             return [dict(r) for r in conn.execute(query).mappings()]
+
+
+    # audits (evalharness.audit): findings are derived data, replaced when a task is audited again
+    def record_finding(self, pack: str, finding: Any) -> None:
+        """Store ``finding`` (an ``audit.findings.Finding``) as the current one of its (task, probe, seed)."""
+        row = dict(pack=pack, task_id=finding.task_id, probe=finding.probe, seed=finding.seed, family=finding.family,
+                   flagged=finding.flagged, severity=finding.severity, status=finding.status, reason=finding.reason,
+                   evidence=json.dumps(finding.evidence, sort_keys=True, default=str),
+                   inputs_hash=finding.inputs_hash, created_at=_now())
+        with self._lock, self.engine.begin() as conn:
+            key = ((audit_findings.c.pack == pack) & (audit_findings.c.task_id == finding.task_id)
+                   & (audit_findings.c.probe == finding.probe) & (audit_findings.c.seed == finding.seed))
+            conn.execute(audit_findings.delete().where(key))
+            conn.execute(audit_findings.insert().values(**row))
+
+    def findings(self, pack: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            query = (sa.select(audit_findings).where(audit_findings.c.pack == pack)
+                     .order_by(audit_findings.c.task_id, audit_findings.c.probe, audit_findings.c.seed))
+            return [{**r, "evidence": json.loads(r["evidence"])} for r in conn.execute(query).mappings()]
+
+    def record_label(self, pack: str, *, task_id: str, annotator: str, broken: bool, severity: int,
+                     family: str | None = None, note: str = "", source: str = "web", seconds: float | None = None,
+                     labelled_at: datetime | None = None) -> None:
+        """Add one human label; earlier labels of the same annotator are kept (the latest counts)."""
+        if not annotator.strip():
+            raise UserError("a label needs an annotator name")
+        if severity not in (0, 1, 2, 3):
+            raise UserError(f"severity must be 0-3, got {severity!r}")
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(audit_labels.insert().values(
+                pack=pack, task_id=task_id, annotator=annotator.strip(), broken=bool(broken), family=family,
+                severity=int(severity), note=note or "", source=source, seconds=seconds,
+                labelled_at=labelled_at or _now()))
+
+    def labels(self, pack: str, *, latest: bool = True) -> list[dict[str, Any]]:
+        """Labels of ``pack``: the latest per (task, annotator), or every label given (``latest=False``)."""
+        with self.engine.connect() as conn:
+            query = (sa.select(audit_labels).where(audit_labels.c.pack == pack)
+                     .order_by(audit_labels.c.labelled_at, audit_labels.c.id))
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not latest:
+            return rows
+        last: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in rows:
+            last[(r["task_id"], r["annotator"])] = r
+        return sorted(last.values(), key=lambda r: (r["task_id"], r["annotator"]))
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

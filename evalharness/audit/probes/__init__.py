@@ -1,0 +1,36 @@
+"""Audit probes: each has a name, a defect family, a documented rule, and ``run(task, ctx) -> Finding``.
+
+``PROBES`` maps names to probe objects in the order an audit runs them (cheap, pure ones first).
+Rules and measured precision and recall: ``docs/audit.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from evalharness.audit.context import AuditContext
+from evalharness.audit.findings import Finding
+from evalharness.types import TaskSpec
+
+
+class Probe(Protocol):
+    name: str
+    family: str
+    rule: str
+    """The rule in one paragraph (shown by ``evalharness audit --list-probes`` and in docs/audit.md)."""
+    version: int
+    """Bumped when the rule changes, so a resumed audit runs the probe again."""
+    needs: str
+    """``task`` (pure), ``base`` (the code at base), ``runs`` (stored runs), ``docker`` or ``model``."""
+
+    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding: ...
+
+
+PROBES: dict[str, Probe] = {}
+
+
+def register(probe: Probe) -> Probe:
+    if probe.name in PROBES:
+        raise ValueError(f"probe {probe.name!r} registered twice")
+    PROBES[probe.name] = probe
+    return probe
