@@ -34,3 +34,19 @@ def register(probe: Probe) -> Probe:
         raise ValueError(f"probe {probe.name!r} registered twice")
     PROBES[probe.name] = probe
     return probe
+
+
+MODULES = ("validity", "statement", "environment", "universal", "mutants")
+"""Probe modules, imported (so they register) in the order an audit runs them."""
+
+
+def load_probes() -> dict[str, Probe]:
+    """Every built-in probe, by name, in running order."""
+    import importlib
+    import importlib.util
+
+    for module in MODULES:
+        name = f"evalharness.audit.probes.{module}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+    return dict(PROBES)

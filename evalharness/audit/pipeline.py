@@ -1,0 +1,152 @@
+"""`evalharness audit PACK`: run the probes (and investigators) over a pack's tasks, resumably.
+
+For each task and probe the finding is stored (``Store.record_finding``) and written with its
+evidence to ``<audits>/<pack>/findings/<task>.json``. A finding is kept on a resumed audit while
+its ``inputs_hash`` (the task, the probe's name and version, and what the probe read: the stored
+runs, the validation report, the investigator's configuration) still matches and it is not an
+``error``; everything else runs again. A probe that raises is recorded as ``error`` with the
+traceback (an audit never stops on one task) and the CLI exits 3 so the run can be repeated.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from evalharness.audit.context import AuditContext
+from evalharness.audit.findings import Finding, inputs_hash
+from evalharness.errors import SandboxError
+from evalharness.types import TaskSpec
+
+Investigate = Callable[[TaskSpec, AuditContext, list[int]], list[Finding]]
+"""Runs the investigator on a task for the given seeds; one Finding per seed (probe ``investigator``)."""
+
+
+@dataclass
+class Investigator:
+    run: Investigate
+    seeds: int
+    config: dict[str, Any] = field(default_factory=dict)
+    """Harness and model settings: part of the findings' inputs hash."""
+
+
+def _context_key(needs: str, task: TaskSpec, ctx: AuditContext) -> Any:
+    """What a probe reads beyond the task: changing it makes a resumed audit run the probe again."""
+    if needs == "runs":
+        if ctx.trials is None:
+            return None
+        rows = ctx.trials[ctx.trials["task_id"] == task.instance_id]
+        return sorted(rows[["run_id", "harness", "model", "seed", "outcome", "infra"]].astype(str)
+                      .itertuples(index=False, name=None))
+    if needs in ("task", "docker"):
+        report = ctx.validation(task)
+        key = None if report is None else [report.get("task_hash"), report.get("verdict")]
+        return [key, ctx.validator is not None] if needs == "docker" else key
+    if needs == "base":
+        return ctx.base_code(task) is not None
+    return None
+
+
+class Auditor:
+    """Runs ``probes`` (and an optional investigator) over tasks; stores and writes every finding."""
+
+    def __init__(self, pack, store, ctx: AuditContext, probes: Iterable, *, out_dir: Path,
+                 investigator: Investigator | None = None, force: bool = False):
+        self.pack, self.store, self.ctx, self.probes = pack, store, ctx, list(probes)
+        self.out_dir, self.investigator, self.force = out_dir / pack.name, investigator, force
+        self._stored = {(r["task_id"], r["probe"], r["seed"]): r for r in store.findings(pack.name)}
+        self._lock = threading.Lock()
+
+    def _current(self, task: TaskSpec, probe: str, seed: int, digest: str) -> Finding | None:
+        row = self._stored.get((task.instance_id, probe, seed))
+        if self.force or row is None or row["inputs_hash"] != digest or row["status"] == "error":
+            return None
+        return Finding.from_json(row)
+
+    def _probe(self, probe, task: TaskSpec) -> tuple[Finding, bool]:
+        digest = inputs_hash(probe.name, probe.version, task.model_dump(mode="json"),
+                             _context_key(probe.needs, task, self.ctx))
+        kept = self._current(task, probe.name, 0, digest)
+        if kept is not None:
+            return kept, False
+        try:
+            finding = probe.run(task, self.ctx)
+        except SandboxError as e:
+            finding = Finding(task.instance_id, probe.name, probe.family, False, status="error",
+                              reason=f"the engine failed: {str(e).splitlines()[0] if str(e) else e!r}")
+        except Exception as e:  # a probe's bug must not stop the audit; it is loud in the finding and exit code
+            finding = Finding(task.instance_id, probe.name, probe.family, False, status="error",
+                              reason=f"probe {probe.name} raised {type(e).__name__}: {e}",
+                              evidence={"traceback": traceback.format_exc()[-4000:]})
+        finding.inputs_hash = digest
+        return finding, True
+
+    def _investigate(self, task: TaskSpec) -> list[tuple[Finding, bool]]:
+        inv = self.investigator
+        digest = inputs_hash("investigator", inv.config, task.model_dump(mode="json"))
+        out, todo = [], []
+        for seed in range(1, inv.seeds + 1):
+            kept = self._current(task, "investigator", seed, digest)
+            if kept is not None:
+                out.append((kept, False))
+            else:
+                todo.append(seed)
+        if todo:
+            try:
+                fresh = inv.run(task, self.ctx, todo)
+            except SandboxError as e:
+                fresh = [Finding(task.instance_id, "investigator", "validity", False, status="error", seed=s,
+                                 reason=f"the engine failed: {e}") for s in todo]
+            for finding in fresh:
+                finding.inputs_hash = digest
+                out.append((finding, True))
+        return out
+
+    def audit_task(self, task: TaskSpec) -> list[Finding]:
+        results = [self._probe(p, task) for p in self.probes]
+        if self.investigator is not None:
+            results += self._investigate(task)
+        for finding, fresh in results:
+            if fresh:
+                self.store.record_finding(self.pack.name, finding)
+        findings = [f for f, _ in results]
+        self._write(task, findings)
+        return findings
+
+    def _write(self, task: TaskSpec, findings: list[Finding]) -> None:
+        path = self.out_dir / "findings" / f"{task.instance_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"task_id": task.instance_id, "pack": self.pack.name,
+                                   "findings": [f.to_json() for f in findings]}, indent=1, default=str) + "\n")
+        tmp.replace(path)
+
+    def run(self, tasks: list[TaskSpec], *, workers: int = 1, log: Callable[[str], None] = print) -> dict[str, list]:
+        """Audit ``tasks``, ``workers`` at once, a line per task as it ends."""
+        done: dict[str, list[Finding]] = {}
+        pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="eh-audit")
+        try:
+            futures = {pool.submit(self.audit_task, t): t for t in tasks}
+            for future in as_completed(futures):
+                task = futures[future]
+                done[task.instance_id] = future.result()
+                log(f"[{len(done)}/{len(tasks)}] {task.instance_id}: {summary_line(done[task.instance_id])}")
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return done
+
+
+def summary_line(findings: list[Finding]) -> str:
+    flagged = [f"{f.probe}{'#' + str(f.seed) if f.seed else ''} ({f.family}, severity {f.severity})"
+               for f in findings if f.flagged]
+    other = {s: sum(f.status == s for f in findings) for s in ("skipped", "error", "invalid")}
+    tail = ", ".join(f"{n} {s}" for s, n in other.items() if n)
+    head = ("flagged by " + "; ".join(flagged)) if flagged else "no probe flags it"
+    return head + (f" [{tail}]" if tail else "")

@@ -1,0 +1,119 @@
+"""The audit report: text, Markdown, JSON and a self-contained HTML page (``evalharness audit report``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from typing import Any
+
+from jinja2 import Environment, PackageLoader
+
+from evalharness.report.render import markdown_table, text_table
+
+
+def _pct(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def _num(x: Any, fmt: str = "{:.2f}") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
+
+
+def _interval(d: dict[str, Any], key: str = "estimate") -> str:
+    return f"{_pct(d.get(key))} [{_pct(d.get('ci_low'))}, {_pct(d.get('ci_high'))}]"
+
+
+def headline_rows(r: dict[str, Any]) -> list[list[str]]:
+    bf, bl, ceiling = r["broken_fraction"], r["blocking_fraction"], r["ceiling"]
+    rows = [["what", "value", "how"],
+            ["tasks audited", f"{r['audited']}/{r['tasks']}", "at least one probe ran to completion"],
+            ["flagged by the pipeline", str(r["flagged"]), f"a probe flags at severity >= {r['min_severity']}"],
+            ["broken fraction", _interval(bf), f"{bf.get('method', '')}; {bf.get('note', '')}".strip("; ")],
+            ["blocking defects", _interval(bl), "validity, overly strict, underspecified, environment"],
+            ["score ceiling", _interval(ceiling), "1 - blocking fraction: the best score a correct solver can get"]]
+    hum = r["labels"]
+    rows.append(["human labels", f"{hum['labels']} labels, {hum['tasks']} tasks, {hum['annotators']} annotators",
+                 f"{hum['broken']} tasks broken by consensus"])
+    return rows
+
+
+def probe_rows(r: dict[str, Any]) -> list[list[str]]:
+    rows = [["probe", "flagged", "audited", "status", "kappa vs humans [95%]", "precision", "recall", "n labelled"]]
+    for name, p in r["per_probe"].items():
+        vs = p["vs_humans"]
+        kappa = (f"{_num(vs.get('kappa'))} [{_num(vs.get('ci_low'))}, {_num(vs.get('ci_high'))}]"
+                 if vs.get("n") else "no labels")
+        rows.append([name, str(p["flagged"]), str(p["audited"]),
+                     ", ".join(f"{k} {v}" for k, v in sorted(p["status"].items())), kappa,
+                     _pct(vs.get("precision")), _pct(vs.get("recall")), str(vs.get("n", 0))])
+    return rows
+
+
+def agreement_rows(r: dict[str, Any]) -> list[list[str]]:
+    rows = [["agreement", "value [95%]", "n", "note"]]
+    vs = r["pipeline_vs_humans"]
+    rows.append(["pipeline vs human consensus (Cohen's kappa)",
+                 f"{_num(vs.get('kappa'))} [{_num(vs.get('ci_low'))}, {_num(vs.get('ci_high'))}]",
+                 str(vs.get("n", 0)), vs.get("note", "")])
+    hum = r["among_humans"]
+    k = hum.get("kappa") or {}
+    rows.append([f"among annotators ({k.get('method', 'Cohen/Fleiss').capitalize()}'s kappa)",
+                 f"{_num(k.get('kappa'))} [{_num(k.get('ci_low'))}, {_num(k.get('ci_high'))}]",
+                 str(hum.get("tasks_with_2_or_more", 0)), hum.get("note", "")])
+    alpha = hum.get("severity_alpha") or {}
+    rows.append(["among annotators, severity (Krippendorff's alpha, ordinal)",
+                 f"{_num(alpha.get('alpha'))} [{_num(alpha.get('ci_low'))}, {_num(alpha.get('ci_high'))}]",
+                 str(alpha.get("n_items", 0)), ""])
+    return rows
+
+
+def clean_rows(r: dict[str, Any]) -> list[list[str]]:
+    rows = [["configuration", "all tasks [95%]", "clean tasks [95%]", "tasks removed"]]
+    for c in r["clean_scores"]:
+        rows.append([c["config"], _interval(c["raw"], "rate"), _interval(c["clean"], "rate"), str(c["tasks_removed"])])
+    return rows
+
+
+def flagged_rows(r: dict[str, Any]) -> list[list[str]]:
+    rows = [["task", "severity", "families", "reasons"]]
+    for t, f in sorted(r["per_task"].items()):
+        if f["flagged"]:
+            rows.append([t, str(f["severity"]), ", ".join(f["families"]), " | ".join(f["reasons"])[:300]])
+    return rows
+
+
+def render_audit(r: dict[str, Any], fmt: str, *, findings: list[dict[str, Any]] | None = None) -> str:
+    """``r`` is ``audit.results.audit_results``'s output (with ``pack``)."""
+    sections = [("Audit of " + str(r.get("pack", "")), headline_rows(r)), ("Probes", probe_rows(r)),
+                ("Agreement", agreement_rows(r))]
+    if r["clean_scores"]:
+        sections.append(("Scores on every task and on the tasks the audit did not flag", clean_rows(r)))
+    if r["flagged"]:
+        sections.append(("Flagged tasks", flagged_rows(r)))
+    if fmt == "json":
+        return json.dumps(r, indent=1, default=str)
+    if fmt == "md":
+        return "\n".join(f"## {title}\n\n{markdown_table(rows)}\n" for title, rows in sections)
+    if fmt == "table":
+        return "".join(text_table(rows, title) for title, rows in sections)
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in findings or []:
+        by_task[f["task_id"]].append({**f, "evidence_json": json.dumps(f["evidence"], indent=1, default=str)[:20000]})
+    env = Environment(loader=PackageLoader("evalharness.report", "templates"), autoescape=True)
+    return env.get_template("audit.html.j2").render(r=r, sections=sections, by_task=dict(sorted(by_task.items())),
+                                                    per_task=r["per_task"])
+
+
+def audit_section(store, pack_names: list[str], df) -> dict[str, Any] | None:
+    """The audit of the runs' pack, for ``evalharness report``: None when the pack was never audited."""
+    from evalharness.audit.results import audit_results
+
+    for pack in pack_names:
+        findings = store.findings(pack)
+        if findings:
+            tasks = sorted({r["task_id"] for r in findings} | set(df["task_id"]))
+            out = audit_results(tasks, findings, store.labels(pack), df)
+            out["pack"] = pack
+            return out
+    return None
