@@ -41,6 +41,8 @@ def _context_key(needs: str, task: TaskSpec, ctx: AuditContext) -> Any:
         if ctx.trials is None:
             return None
         rows = ctx.trials[ctx.trials["task_id"] == task.instance_id]
+        if rows.empty:
+            return None  # as without runs: nothing about this task was stored
         return sorted(rows[["run_id", "harness", "model", "seed", "outcome", "infra"]].astype(str)
                       .itertuples(index=False, name=None))
     if needs in ("task", "docker"):
