@@ -1,0 +1,180 @@
+"""The text probes scored against real human labels of SWE-bench Lite tasks.
+
+    .venv/bin/python benchmarks/audit_labels.py [--no-write] [--json OUT]
+
+Data (../shared/research-data, see SOURCES.md there; never copied into the repository):
+
+- tasks: the 300 SWE-bench Lite records (``swebench-lite/swe-bench-lite.json``);
+- base code: the bare mirrors ``swebench-repos/owner__name.git`` hold the base commits of 134 Lite
+  tasks (8 repositories); those are read with ``GitBaseCode``, the others from the patches only;
+- OpenAI's SWE-bench Verified annotations (231 of the Lite tasks carry them, 100 of them mirrored):
+  ``underspecified >= 2`` is the label of the underspecified probe, ``false_negative >= 2`` ("the tests
+  may reject valid solutions") that of strict_literals;
+- Agentless's classification of all 300 Lite tasks: "solution in description" is "Exact patch" or
+  "Complete steps in NL" (primary), or also "Some steps in NL" (secondary), the label of the leak probe.
+
+Per comparison: n, prevalence of the label, the 2x2 table (rows probe flag / no flag, columns label
+yes / no), Cohen's kappa with its 95% interval, precision and recall with Wilson intervals. Also each
+probe's table at every severity threshold. Writes "## Audit probes against human labels" in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import pandas as pd  # noqa: E402
+
+from benchmarks._report import write_section  # noqa: E402
+from evalharness.audit.context import AuditContext, GitBaseCode  # noqa: E402
+from evalharness.audit.probes.statement import LEAK, STRICT_LITERALS, UNDERSPECIFIED  # noqa: E402
+from evalharness.sources.swebench import to_task  # noqa: E402
+from evalharness.stats.agreement import cohen_kappa  # noqa: E402
+from evalharness.stats.intervals import wilson_interval  # noqa: E402
+
+DATA = REPO.parent / "shared" / "research-data"
+LITE = DATA / "swebench-lite" / "swe-bench-lite.json"
+MIRRORS = DATA / "swebench-repos"
+OPENAI = DATA / "openai-swebench-verified-annotations" / "ensembled_annotations_public.csv"
+AGENTLESS = DATA / "agentless" / "swebench_lite_classifications.csv"
+TITLE = "Audit probes against human labels"
+LEAK_PRIMARY = ("Exact patch", "Complete steps in NL")
+LEAK_SECONDARY = LEAK_PRIMARY + ("Some steps in NL",)
+
+
+@dataclass
+class Comparison:
+    probe: str
+    label: str
+    subset: str
+    ids: list[str]
+    flags: list[bool]
+    truth: list[bool]
+    severities: list[int]
+
+    def table(self, flags=None) -> list[list[int]]:
+        flags = self.flags if flags is None else flags
+        cell = lambda f, t: sum(1 for a, b in zip(flags, self.truth) if a == f and b == t)  # noqa: E731
+        return [[cell(True, True), cell(True, False)], [cell(False, True), cell(False, False)]]
+
+    def scores(self, flags=None) -> dict:
+        t = self.table(flags)
+        k = cohen_kappa(t)
+        (tp, fp), (fn, _) = t
+        plo, phi = wilson_interval(tp, tp + fp)
+        rlo, rhi = wilson_interval(tp, tp + fn)
+        n = len(self.truth)
+        return {"probe": self.probe, "label": self.label, "subset": self.subset, "n": n,
+                "prevalence": sum(self.truth) / n, "flagged": sum(flags if flags is not None else self.flags),
+                "table": t, "kappa": k.kappa, "kappa_ci": [k.ci_low, k.ci_high],
+                "precision": k.precision, "precision_ci": [float(plo), float(phi)],
+                "recall": k.recall, "recall_ci": [float(rlo), float(rhi)]}
+
+    def by_threshold(self) -> list[dict]:
+        return [{"at": s, **self.scores([v >= s for v in self.severities])} for s in (1, 2, 3)]
+
+
+def load_tasks() -> dict:
+    records = json.loads(LITE.read_text())
+    return {r["instance_id"]: (r, to_task(r)) for r in records}
+
+
+def base_code_for(record: dict):
+    mirror = MIRRORS / (record["repo"].replace("/", "__") + ".git")
+    return GitBaseCode(mirror, record["base_commit"]) if mirror.is_dir() else None
+
+
+def run_probe(probe, tasks: dict, ids: list[str], with_base: bool) -> dict:
+    out = {}
+    for task_id in ids:
+        record, task = tasks[task_id]
+        base = base_code_for(record) if with_base else None
+        ctx = AuditContext(pack=None, base_code=lambda t, b=base: b, log=lambda line: None)
+        out[task_id] = probe.run(task, ctx)
+    return out
+
+
+def comparisons(tasks: dict) -> tuple[list[Comparison], dict]:
+    openai = pd.read_csv(OPENAI).set_index("instance_id")
+    agentless = pd.read_csv(AGENTLESS).set_index("instance_id")
+    labelled = sorted(i for i in tasks if i in openai.index)
+    mirrored = [i for i in labelled if base_code_for(tasks[i][0]) is not None]
+    found, out = {}, []
+    for probe, column in ((UNDERSPECIFIED, "underspecified"), (STRICT_LITERALS, "false_negative")):
+        truth = {i: bool(openai.loc[i, column] >= 2) for i in labelled}
+        with_base = run_probe(probe, tasks, mirrored, True)
+        patches = run_probe(probe, tasks, labelled, False)
+        found[probe.name] = {"base": with_base, "patches": patches}
+        out.append(_comparison(probe.name, f"OpenAI {column} >= 2", "mirrored, base code", with_base, truth))
+        out.append(_comparison(probe.name, f"OpenAI {column} >= 2", "mirrored, patches only",
+                               {i: patches[i] for i in mirrored}, truth))
+        out.append(_comparison(probe.name, f"OpenAI {column} >= 2", "all labelled Lite, patches only", patches, truth))
+    leaks = run_probe(LEAK, tasks, sorted(tasks), False)
+    found["leak"] = {"patches": leaks}
+    for name, values in (("primary", LEAK_PRIMARY), ("secondary", LEAK_SECONDARY)):
+        truth = {i: agentless.loc[i, "solution in description"] in values for i in tasks}
+        out.append(_comparison("leak", f"Agentless solution in description in {', '.join(values)}",
+                               f"all Lite ({name})", leaks, truth))
+    return out, found
+
+
+def _comparison(probe: str, label: str, subset: str, findings: dict, truth: dict) -> Comparison:
+    ids = sorted(findings)
+    return Comparison(probe, label, subset, ids, [findings[i].flagged for i in ids], [truth[i] for i in ids],
+                      [findings[i].severity for i in ids])
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x != x else f"{100 * x:.0f}%"
+
+
+def markdown(results: list[Comparison]) -> str:
+    rows = ["| probe | label | subset | n | prevalence | flagged | TP / FP / FN / TN | kappa (95% CI) | "
+            "precision (95% CI) | recall (95% CI) |", "|---|---|---|---:|---:|---:|---|---|---|---|"]
+    for c in results:
+        s = c.scores()
+        (tp, fp), (fn, tn) = s["table"]
+        rows.append(f"| {c.probe} | {c.label} | {c.subset} | {s['n']} | {_pct(s['prevalence'])} | {s['flagged']} | "
+                    f"{tp} / {fp} / {fn} / {tn} | {s['kappa']:.2f} ({s['kappa_ci'][0]:.2f} to {s['kappa_ci'][1]:.2f}) | "
+                    f"{_pct(s['precision'])} ({_pct(s['precision_ci'][0])}-{_pct(s['precision_ci'][1])}) | "
+                    f"{_pct(s['recall'])} ({_pct(s['recall_ci'][0])}-{_pct(s['recall_ci'][1])}) |")
+    rows += ["", "By severity threshold (flag when severity >= t):", "",
+             "| probe | subset | t | flagged | TP / FP / FN / TN | kappa (95% CI) | precision | recall |",
+             "|---|---|---:|---:|---|---|---:|---:|"]
+    for c in results:
+        for s in c.by_threshold():
+            (tp, fp), (fn, tn) = s["table"]
+            rows.append(f"| {c.probe} | {c.subset} | {s['at']} | {s['flagged']} | {tp} / {fp} / {fn} / {tn} | "
+                        f"{s['kappa']:.2f} ({s['kappa_ci'][0]:.2f} to {s['kappa_ci'][1]:.2f}) | "
+                        f"{_pct(s['precision'])} | {_pct(s['recall'])} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--no-write", action="store_true", help="print the table, leave BENCHMARKS.md alone")
+    parser.add_argument("--json", type=Path, help="also write every finding and score here (scratch, not committed)")
+    args = parser.parse_args(argv)
+    if not LITE.exists():
+        raise SystemExit(f"{LITE} is missing: this benchmark needs ../shared/research-data")
+    results, found = comparisons(load_tasks())
+    table = markdown(results)
+    print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"scores": [c.scores() for c in results],
+                                         "findings": {p: {k: {i: f.to_json() for i, f in v.items()}
+                                                          for k, v in d.items()} for p, d in found.items()}},
+                                        indent=1, default=str))
+    if not args.no_write:
+        write_section(REPO / "BENCHMARKS.md", TITLE, table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,168 @@
+"""Text probes: what the tests demand against what the statement says (pure; ``docs/audit.md``).
+
+Three probes read a task's statement, gold patch and test patch (``testtext.read_tests``: names and
+asserted strings of the test patch's added lines), and the code at base when the audit has it:
+
+- ``underspecified``: the tests need a name or message that only the gold patch brings and that the
+  statement never gives, so a correct fix cannot know it;
+- ``strict_literals``: the tests pin exact strings or private details found nowhere a solver can read;
+- ``leak``: the statement carries the gold patch's code (``sources.leak.check_statement``).
+
+Measured against human labels (OpenAI's SWE-bench Verified annotations, Agentless's Lite
+classification) by ``benchmarks/audit_labels.py``; numbers in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evalharness.audit.context import AuditContext
+from evalharness.audit.findings import Finding, inputs_hash
+from evalharness.audit.probes import register
+from evalharness.audit.probes._evidence import Known, group_literals, group_uses, where_json
+from evalharness.audit.probes.testtext import MIN_LITERAL, read_tests
+from evalharness.sources.leak import added_code, check_statement, names_tests_use
+from evalharness.types import TaskSpec
+
+_TOKENS = re.compile(r"\w+|[^\s\w]")
+MIN_NAME = 3
+"""Shorter names (``x``, ``ok``) are never counted as hidden requirements."""
+
+
+def _severity(items: list[dict]) -> int:
+    """0 none; 1 only outside FAIL_TO_PASS tests; 2 one or two in FAIL_TO_PASS tests; 3 three or more."""
+    in_f2p = sum(1 for item in items if item["fail_to_pass"])
+    return 0 if not items else 1 if not in_f2p else 2 if in_f2p <= 2 else 3
+
+
+def _finding(probe, task: TaskSpec, ctx_base, items: list[dict], evidence: dict, what: str) -> Finding:
+    severity = _severity(items)
+    reason = (f"{len(items)} {what}: " + ", ".join(repr(i["text"])[:60] for i in items[:5])) if items else f"no {what}"
+    return Finding(task.instance_id, probe.name, probe.family, flagged=severity >= probe.flag_at,
+                   severity=severity, reason=reason, evidence={"items": items, **evidence},
+                   inputs_hash=inputs_hash(probe.name, probe.version, task.problem_statement, task.patch,
+                                           task.test_patch, task.FAIL_TO_PASS, ctx_base))
+
+
+def _item(text: str, kind: str, wheres, **extra) -> dict:
+    return {"text": text, "kind": kind, "where": where_json(wheres),
+            "fail_to_pass": any(w.fail_to_pass for w in wheres), **extra}
+
+
+class Underspecified:
+    name = "underspecified"
+    family = "underspecified"
+    version = 1
+    needs = "base"
+    flag_at = 1
+    rule = (
+        "From the test patch's added lines, take every name the tests use (called, imported, an attribute "
+        "after a dot, a keyword argument; not one the added lines define, no keyword or builtin, at least "
+        f"{MIN_NAME} characters) and every asserted string (a string of a line with assert, an assert*/raises/"
+        f"warns/fnmatch_lines call, match= or ==/!=; at least {MIN_LITERAL} characters with a letter). One is a "
+        "hidden requirement when the gold patch's added lines bring it (they hold it and its removed and "
+        "context lines do not), the code at base does not hold it (git grep of the base commit; without base "
+        "code, the patches' removed and context lines stand for the base, and the evidence says so), and the "
+        "statement never mentions it (a name as a whole word, case-insensitive, a_b also as 'a b'; a string "
+        "as each piece between wildcards). Severity: 1 when every hidden requirement is used only outside the "
+        "FAIL_TO_PASS tests, 2 for one or two used by FAIL_TO_PASS tests, 3 for three or more; flagged at 1."
+    )
+
+    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
+        base = ctx.base_code(task)
+        known = Known.of(task, base)
+        tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
+        items = []
+        for name, uses in group_uses(tests.uses).items():
+            if len(name) >= MIN_NAME and known.gold_adds(name, name=True) and not known.said(name, name=True) \
+                    and not known.at_base(name, name=True):
+                items.append(_item(name, uses[0].kind, [u.where for u in uses]))
+        for value, lits in group_literals(tests.literals).items():
+            if known.gold_adds(value) and not known.said(value) and not known.at_base(value):
+                items.append(_item(value, "message", [lit.where for lit in lits], source=lits[0].source))
+        searched = {"base_code": known.base_mode, "test_files": tests.files,
+                    "names_used": len(group_uses(tests.uses)), "strings_asserted": len(group_literals(tests.literals))}
+        return _finding(self, task, ctx_base_id(task, base), items, searched, "hidden requirement(s)")
+
+
+class StrictLiterals:
+    name = "strict_literals"
+    family = "overly_strict"
+    version = 1
+    needs = "base"
+    flag_at = 1
+    rule = (
+        "From the test patch's added lines, take every asserted string (a string of a line with assert, an "
+        "assert*/raises/warns/fnmatch_lines call, match= or ==/!=, at least "
+        f"{MIN_LITERAL} characters with a letter: exact messages, reprs, printed output) and every private "
+        "name the tests touch (an identifier starting with one underscore, not a dunder, used as an attribute, "
+        "a keyword argument, an import or a name). One is implementation-bound when the statement does not "
+        "hold it (a string as each piece between glob/regex wildcards, whitespace collapsed; a name as a "
+        "whole word) and the code at base does not hold it either (git grep of the base commit; without base "
+        "code, the patches' removed and context lines, as the evidence says). Severity: 1 when all of them "
+        "sit outside the FAIL_TO_PASS tests, 2 for one or two in FAIL_TO_PASS tests, 3 for three or more; "
+        "flagged at 1."
+    )
+
+    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
+        base = ctx.base_code(task)
+        known = Known.of(task, base)
+        tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
+        items = []
+        for value, lits in group_literals(tests.literals).items():
+            if not known.said(value) and not known.at_base(value):
+                items.append(_item(value, "exact_string", [lit.where for lit in lits], source=lits[0].source,
+                                   gold_adds=known.gold_adds(value)))
+        for name, uses in group_uses(tests.uses).items():
+            private = name.startswith("_") and not name.startswith("__") and len(name) >= MIN_NAME
+            if private and not known.said(name, name=True) and not known.at_base(name, name=True):
+                items.append(_item(name, "private_name", [u.where for u in uses]))
+        searched = {"base_code": known.base_mode, "test_files": tests.files,
+                    "strings_asserted": len(group_literals(tests.literals))}
+        return _finding(self, task, ctx_base_id(task, base), items, searched, "implementation-bound assertion(s)")
+
+
+class Leak:
+    name = "leak"
+    family = "solution_leak"
+    version = 1
+    needs = "task"
+    flag_at = 1
+    rule = (
+        "sources.leak.check_statement's gold_code rule on the statement: a run of at least 5 tokens and 20 "
+        "characters of the gold patch's added code (whitespace ignored, quotes unified, comments, docstrings "
+        "and imports left out) that is not wholly code the base already holds (the patch's removed and "
+        "context lines) and not only words. Flagged when there is such a run. Severity by how much of the "
+        "fix the runs give: 3 when they cover half or more of the gold patch's added code tokens, 2 for 20 "
+        "tokens or more, or two runs or more, 1 otherwise. The other kinds of check_statement (file paths, "
+        "locations, identifiers) are reported in the evidence but do not flag: they place the fix, not give it."
+    )
+
+    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
+        leaks = check_statement(task.problem_statement, gold_patch=task.patch, test_patch=task.test_patch,
+                                allowed=names_tests_use(task.test_patch))
+        code = [leak for leak in leaks if leak.kind == "gold_code"]
+        gold_tokens = sum(len(_TOKENS.findall(line)) for line in added_code(task.patch))
+        leaked = sum(len(_TOKENS.findall(leak.text)) for leak in code)
+        share = leaked / gold_tokens if gold_tokens else 0.0
+        severity = 0 if not code else 3 if share >= 0.5 else 2 if leaked >= 20 or len(code) >= 2 else 1
+        evidence = {"gold_code": [{"text": leak.text[:300], "offset": leak.offset, "reason": leak.reason}
+                                  for leak in code],
+                    "leaked_tokens": leaked, "gold_added_tokens": gold_tokens, "share": round(share, 3),
+                    "also_found": [str(leak)[:200] for leak in leaks if leak.kind != "gold_code"][:10]}
+        reason = (f"the statement holds {len(code)} run(s) of the gold patch's code ({leaked} of {gold_tokens} "
+                  "added tokens)") if code else "no gold-patch code in the statement"
+        return Finding(task.instance_id, self.name, self.family, flagged=bool(code), severity=severity,
+                       reason=reason, evidence=evidence,
+                       inputs_hash=inputs_hash(self.name, self.version, task.problem_statement, task.patch,
+                                               task.test_patch))
+
+
+def ctx_base_id(task: TaskSpec, base) -> str:
+    """What the finding's base-code answers depend on (the base commit, or none)."""
+    return f"base:{task.base_commit}" if base is not None else "patches-only"
+
+
+UNDERSPECIFIED = register(Underspecified())
+STRICT_LITERALS = register(StrictLiterals())
+LEAK = register(Leak())
