@@ -149,7 +149,9 @@ def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
     from evalharness.report.render import render
 
     store = _store(runs_dir, db)
-    report = build_report(trials_frame(store, list(run_ids)), [store.get_run(r) for r in run_ids])
+    frame = trials_frame(store, list(run_ids))
+    report = build_report(frame, [store.get_run(r) for r in run_ids])
+    report["audit"] = _audit_of(store, frame)
     text = render(report, fmt)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -166,13 +168,22 @@ def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, 
     from evalharness.report.render import render
 
     store = _store(runs_dir, db)
-    report = build_report(trials_frame(store, run_ids), [store.get_run(r) for r in run_ids])
+    frame = trials_frame(store, run_ids)
+    report = build_report(frame, [store.get_run(r) for r in run_ids])
+    report["audit"] = _audit_of(store, frame)
     click.echo(render(report, fmt))
     report_dir.mkdir(parents=True, exist_ok=True)
     html = report_dir / f"{run_ids[0]}.html"
     html.write_text(render(report, "html"))
     click.echo(f"HTML report: {html}")
     _warn_flags(report)
+
+
+def _audit_of(store, frame):
+    """The audit of the runs' pack when one is stored (the report's audit section), else None."""
+    from evalharness.report.audit import audit_section
+
+    return audit_section(store, sorted(set(frame["pack"])), frame) if len(frame) else None
 
 
 def _warn_flags(report: dict) -> None:

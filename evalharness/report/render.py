@@ -79,6 +79,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                if report["comparisons"] else []),
              *(["## Before and after each model's training cutoff\n", markdown_table(cutoff_table(report)),
                 f"\n{CUTOFF_NOTE}\n"] if report.get("cutoff_split") else []),
+             *[part for title, rows in audit_tables(report) for part in (f"## {title}\n", markdown_table(rows), "")],
              "## Solved seeds per task\n", markdown_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
              "\n## Outcomes\n", markdown_table(_outcome_rows(report)),
              *(["\n## Flagged trials\n", markdown_table(flagged_rows(report))] if report["flagged_trials"] else [])]
@@ -121,6 +122,7 @@ def render_text(report: dict[str, Any]) -> str:
     if report.get("cutoff_split"):
         parts.append(text_table(cutoff_table(report), "Before and after each model's training cutoff"))
         parts.append(f"  {CUTOFF_NOTE}\n")
+    parts += [text_table(rows, title) for title, rows in audit_tables(report)]
     parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
     if report["flagged_trials"]:
         parts.append(text_table(flagged_rows(report), "Flagged trials (open one with: evalharness show TRIAL)"))
@@ -179,4 +181,18 @@ def render_html(report: dict[str, Any]) -> str:
         warnings=report["flag_warnings"], flags_note=FLAGS_NOTE,
         flagged=flagged_rows(report) if report["flagged_trials"] else None,
         task_errors=task_error_rows(report) if report.get("task_errors") else None,
-        cutoff=cutoff_table(report) if report.get("cutoff_split") else None, cutoff_note=CUTOFF_NOTE)
+        cutoff=cutoff_table(report) if report.get("cutoff_split") else None, cutoff_note=CUTOFF_NOTE,
+        audit=audit_tables(report))
+
+
+def audit_tables(report: dict[str, Any]) -> list[tuple[str, list[list[str]]]]:
+    """The audit section (``report["audit"]``, set when the runs' pack was audited): headline and clean scores."""
+    audit = report.get("audit")
+    if not audit:
+        return []
+    from evalharness.report.audit import clean_rows, headline_rows
+
+    tables = [(f"Audit of {audit['pack']} (evalharness audit report for the evidence)", headline_rows(audit))]
+    if audit["clean_scores"]:
+        tables.append(("Resolve rate on every task and on the tasks the audit did not flag", clean_rows(audit)))
+    return tables
