@@ -86,11 +86,11 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     started, log, timings = _now(), [], {}
     t0 = time.monotonic()
     image = ctx.images.task_image(ctx.pack, trial.task)
-    agent_image = _agent_image(ctx, trial, image)
+    agent_image_tag = agent_image(ctx, trial, image)
     timings["image_s"] = time.monotonic() - t0
-    log.append(f"image {image}" + (f", agent image {agent_image}" if agent_image != image else ""))
+    log.append(f"image {image}" + (f", agent image {agent_image_tag}" if agent_image_tag != image else ""))
     t0 = time.monotonic()
-    agent, extracted = _run_agent(ctx, trial, agent_image, log)
+    agent, extracted = _run_agent(ctx, trial, agent_image_tag, log)
     timings["agent_s"] = time.monotonic() - t0
     if agent.budget_exhausted:
         return TrialOutput(Outcome.BUDGET_EXHAUSTED, f"budget exhausted: {agent.budget_exhausted}", agent, None,
@@ -169,7 +169,7 @@ def _grade_with_retries(ctx: TrialContext, trial: Trial, image: str, patch: byte
     raise AssertionError("unreachable")
 
 
-def _agent_image(ctx: TrialContext, trial: Trial, task_image: str) -> str:
+def agent_image(ctx: TrialContext, trial: Trial, task_image: str) -> str:
     """The task image, or the harness tier when the harness installs something (optional ``image_layer()``)."""
     steps = list(getattr(trial.harness, "image_layer", lambda: [])())
     return ctx.images.harness_image(ctx.pack, trial.task, steps) if steps else task_image
@@ -191,7 +191,7 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> t
         sandbox.start()
         sandbox.set_wall_budget(wall)
         log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
-        result = _harness(trial, sandbox, ctx.budget, log)
+        result = run_harness(trial, sandbox, ctx.budget, log)
         if result.budget_exhausted or result.exit_status in ("error", PATCH_APPLY_FAILED):
             return result, None
         try:
@@ -205,7 +205,9 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> t
         return result.model_copy(update={"patch": patch_text}), extracted
 
 
-def _harness(trial: Trial, sandbox: DockerSandbox, budget: Budget, log: list[str]) -> AgentResult:
+def run_harness(trial: Trial, sandbox: DockerSandbox, budget: Budget, log: list[str]) -> AgentResult:
+    """Run the harness in a started sandbox; every way it can end becomes an AgentResult (what it spent and saw
+    kept), except a SandboxError (infrastructure), which is raised. Trials and investigators share it."""
     try:
         result = trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=budget)
         if not isinstance(result, AgentResult):
