@@ -32,6 +32,11 @@ PROMPTS = {
         "Read the relevant code, make the smallest change that fixes the issue, and check it.\n"
         "Each command runs in a fresh shell in {workdir}; there is no network access.\n{how}"),
     "terse": "Fix the issue in the repository at {workdir}.\n{how}",
+    "audit": (  # evalharness.audit.investigator: the user's message is the investigation prompt
+        "You are auditing a benchmark task in the repository at {workdir}; you are not asked to fix it.\n"
+        "Follow the instructions in the user's message and check every claim with commands.\n"
+        "Each command runs in a fresh shell in {workdir}; there is no network access.\n{how}\n"
+        "Here the fix is your verdict: submit once it is written."),
 }
 HOW = {
     "tools": "Use the bash tool to run commands. When the fix is complete, call the submit tool.",
