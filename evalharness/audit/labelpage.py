@@ -1,0 +1,258 @@
+"""The labelling page (``labelserve``): one HTML document with its style and script inline, nothing from elsewhere.
+
+The page loads the queue from ``/api/queue`` and writes every piece of task text with ``textContent`` (never
+as HTML). ``__NONCE__`` is replaced by the server's per-start nonce, which the Content-Security-Policy asks of
+every script and style. Keys: b/c broken or clean, 0-3 severity, a family letter (``labelserve.FAMILY_KEYS``), t note,
+Enter save (then the next unlabelled task), n/p next/previous, x evidence open/closed, ? help.
+"""
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>evalharness labels</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style nonce="__NONCE__">
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#f6f8fa;padding-bottom:9em}
+header{position:sticky;top:0;z-index:2;background:#24292f;color:#fff;padding:.5em 1em;display:flex;gap:1.5em;
+ align-items:baseline;flex-wrap:wrap}
+header b{font-size:1.1em} #progress{margin-left:auto;font-weight:600}
+main{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em}
+section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.6em .9em;margin-bottom:1em;min-width:0}
+h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;letter-spacing:.04em}
+#statement{white-space:pre-wrap;overflow-wrap:anywhere}
+.code{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;overflow-wrap:anywhere;
+ background:#f6f8fa;border-radius:4px;padding:.3em 0;max-height:60vh;overflow:auto}
+.line{padding:0 .6em}.add{background:#dafbe1;color:#116329}.del{background:#ffebe9;color:#82071e}
+.hunk{background:#ddf4ff;color:#0550ae}.file{font-weight:700;color:#57606a}
+.finding{border-left:4px solid #d0d7de;padding:.2em .6em;margin:.5em 0}
+.finding.flagged{border-color:#cf222e}.finding.clean{border-color:#1a7f37}.finding.other{border-color:#9a6700}
+.tag{display:inline-block;background:#eaeef2;border-radius:1em;padding:0 .6em;margin-left:.4em;font-size:.9em}
+.probe{font-weight:700}.empty{color:#6e7781;font-style:italic}.evkey{font-weight:600;margin-top:.3em}
+#bar{position:fixed;bottom:0;left:0;right:0;background:#fff;border-top:2px solid #24292f;padding:.5em 1em;
+ display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center;z-index:2}
+.group{display:flex;gap:.3em;align-items:center}
+button{font:inherit;border:1px solid #8c959f;background:#f6f8fa;border-radius:4px;padding:.15em .55em;cursor:pointer}
+button.on{background:#0969da;color:#fff;border-color:#0969da}
+button kbd,.help kbd{font:12px ui-monospace,monospace;background:#eaeef2;color:#1f2328;border-radius:3px;padding:0 .3em}
+#note{font:inherit;width:22em;height:2.4em}
+#status{font-weight:600}#status.error{color:#cf222e}#saved{color:#57606a}
+#help{position:fixed;inset:10% 20%;background:#fff;border:2px solid #24292f;border-radius:8px;padding:1em 2em;
+ z-index:3;overflow:auto;display:none}#help.open{display:block}
+@media (max-width:900px){main{grid-template-columns:1fr}}
+</style></head>
+<body>
+<header><b id="who">loading</b><span id="position"></span><code id="taskid"></code>
+<span id="progress"></span><span>press <kbd>?</kbd> for keys</span></header>
+<main>
+ <div>
+  <section><h2>Statement</h2><div id="statement"></div></section>
+  <section><h2>Tests that must pass (FAIL_TO_PASS)</h2><ul id="f2p" class="code"></ul><div id="p2p" class="empty"></div></section>
+  <section><h2>Investigator verdicts</h2><div id="verdicts"></div></section>
+  <section><h2>Probe evidence</h2><div id="evidence"></div></section>
+ </div>
+ <div>
+  <section><h2>Test patch</h2><div id="tests" class="code"></div></section>
+  <section><h2>Gold patch</h2><div id="gold" class="code"></div></section>
+ </div>
+</main>
+<div id="bar">
+ <div class="group"><button data-key="b">broken <kbd>b</kbd></button><button data-key="c">clean <kbd>c</kbd></button></div>
+ <div class="group">severity <button data-key="0">0</button><button data-key="1">1</button>
+  <button data-key="2">2</button><button data-key="3">3</button></div>
+ <div class="group" id="families">family</div>
+ <div class="group"><textarea id="note" placeholder="note (t to type, Esc to leave)"></textarea></div>
+ <div class="group"><button data-key="Enter">save <kbd>Enter</kbd></button><button data-key="p">prev <kbd>p</kbd></button>
+  <button data-key="n">next <kbd>n</kbd></button></div>
+ <span id="saved"></span><span id="status" role="status"></span>
+</div>
+<div id="help" class="help" role="dialog"><h2>Keys</h2><ul>
+ <li><kbd>b</kbd> broken, <kbd>c</kbd> clean (clean sets severity 0 when none is chosen)</li>
+ <li><kbd>0</kbd>-<kbd>3</kbd> severity: 0 no issue, 1 minor, 2 serious, 3 cannot be solved fairly</li>
+ <li id="helpfamilies"></li>
+ <li><kbd>t</kbd> write a note, <kbd>Esc</kbd> leave it, <kbd>Ctrl</kbd>+<kbd>Enter</kbd> save from it</li>
+ <li><kbd>Enter</kbd> save and go to the next task you have not labelled</li>
+ <li><kbd>n</kbd>/<kbd>p</kbd> (or arrows) next/previous task, <kbd>x</kbd> open or close the evidence</li>
+ <li><kbd>?</kbd> or <kbd>Esc</kbd> close this help</li></ul>
+ <p>You see only your own labels. A broken task needs a family and severity 1-3.</p></div>
+<script nonce="__NONCE__">
+"use strict";
+let FAMILY_KEYS = {};
+let Q = null, at = 0, shownAt = 0, evidenceOpen = true;
+const drafts = {};
+const $ = (id) => document.getElementById(id);
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+function setStatus(text, error) { $("status").textContent = text; $("status").className = error ? "error" : ""; }
+function diffInto(node, text) {
+  clear(node);
+  if (!text) { node.appendChild(el("div", "line empty", "(none)")); return; }
+  for (const line of text.replace(/\\n$/, "").split("\\n")) {
+    let cls = "";
+    if (/^(diff --git |index |(---|\\+\\+\\+) (a\\/|b\\/|\\/dev\\/null))/.test(line)) cls = "file";
+    else if (line.startsWith("@@")) cls = "hunk";
+    else if (line.startsWith("+")) cls = "add";
+    else if (line.startsWith("-")) cls = "del";
+    node.appendChild(el("div", "line " + cls, line === "" ? " " : line));
+  }
+}
+function findingInto(node, f, title) {
+  const box = el("div", "finding " + (f.status !== "ok" ? "other" : f.flagged ? "flagged" : "clean"));
+  box.appendChild(el("span", "probe", title));
+  box.appendChild(el("span", "tag", f.status !== "ok" ? f.status : f.flagged ? "flags a defect" : "no defect"));
+  box.appendChild(el("span", "tag", f.family));
+  box.appendChild(el("span", "tag", "severity " + f.severity));
+  if (f.reason) box.appendChild(el("p", "reason", f.reason));
+  const ev = f.evidence || {}, keys = Object.keys(ev);
+  if (keys.length) {
+    const det = el("details");
+    det.open = evidenceOpen;
+    det.appendChild(el("summary", null, "evidence: " + keys.join(", ")));
+    for (const k of keys) {
+      det.appendChild(el("div", "evkey", k));
+      const v = ev[k], code = el("div", "code");
+      if (typeof v === "string" && /^(diff --git |--- |@@ )/m.test(v)) diffInto(code, v);
+      else code.textContent = typeof v === "string" ? v : JSON.stringify(v, null, 2);
+      det.appendChild(code);
+    }
+    box.appendChild(det);
+  }
+  node.appendChild(box);
+}
+function findingsInto(node, rows, none, title) {
+  clear(node);
+  if (Q.findings_hidden) { node.appendChild(el("p", "empty", "hidden for this labelling pass")); return; }
+  if (!rows.length) node.appendChild(el("p", "empty", none));
+  for (const f of rows) findingInto(node, f, title(f));
+}
+function draft() { return drafts[Q.tasks[at].task_id]; }
+function same(a, b) {
+  return a.broken === b.broken && a.severity === b.severity && (a.family || null) === (b.family || null)
+    && (a.note || "") === (b.note || "");
+}
+function show(index) {
+  const n = Q.tasks.length;
+  at = ((index % n) + n) % n;
+  const t = Q.tasks[at];
+  $("taskid").textContent = t.task_id;
+  $("position").textContent = "task " + (at + 1) + " of " + n;
+  $("statement").textContent = t.statement;
+  const f2p = clear($("f2p"));
+  for (const name of t.fail_to_pass) f2p.appendChild(el("li", "line", name));
+  $("p2p").textContent = "and " + t.pass_to_pass + " PASS_TO_PASS tests";
+  diffInto($("tests"), t.test_patch);
+  diffInto($("gold"), t.gold_patch);
+  findingsInto($("verdicts"), t.verdicts, "no investigator verdict", (f) => "investigator, seed " + f.seed);
+  findingsInto($("evidence"), t.evidence, "no probe findings (run evalharness audit first)", (f) => f.probe);
+  if (!(t.task_id in drafts)) {
+    drafts[t.task_id] = Object.assign({broken: null, severity: null, family: null, note: ""}, Q.labels[t.task_id] || {});
+  }
+  $("note").value = drafts[t.task_id].note;
+  shownAt = Date.now();
+  window.scrollTo(0, 0);
+  setStatus("");
+  renderForm();
+}
+function renderForm() {
+  const t = Q.tasks[at], d = drafts[t.task_id], saved = Q.labels[t.task_id];
+  for (const b of document.querySelectorAll("#bar button[data-key]")) {
+    const k = b.dataset.key;
+    b.classList.toggle("on", (k === "b" && d.broken === true) || (k === "c" && d.broken === false)
+      || (/^[0-3]$/.test(k) && d.severity === Number(k)) || (k in FAMILY_KEYS && d.family === FAMILY_KEYS[k]));
+  }
+  $("progress").textContent = "you: " + Q.progress.labelled + " of " + Q.progress.total + " labelled";
+  $("saved").textContent = !saved ? "not labelled yet" : same(d, saved) ? "saved" : "changed, not saved";
+}
+function nextUnlabelled() {
+  for (let step = 1; step <= Q.tasks.length; step++) {
+    const i = (at + step) % Q.tasks.length;
+    if (!(Q.tasks[i].task_id in Q.labels)) return i;
+  }
+  return null;
+}
+async function save() {
+  const t = Q.tasks[at], d = draft();
+  d.note = $("note").value;
+  const body = {task_id: t.task_id, broken: d.broken, severity: d.severity, family: d.family, note: d.note,
+    seconds: (Date.now() - shownAt) / 1000};
+  let response, data;
+  try {
+    response = await fetch("/api/labels", {method: "POST", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify(body)});
+    data = await response.json();
+  } catch (e) { setStatus("not saved: the server did not answer (" + e + ")", true); return; }
+  if (!response.ok) { setStatus("not saved: " + (data.error || response.status), true); return; }
+  Q.labels[t.task_id] = data.label;
+  Q.progress = data.progress;
+  drafts[t.task_id] = Object.assign({}, data.label);
+  const next = nextUnlabelled();
+  if (next !== null) show(next); else renderForm();
+  setStatus(next !== null ? "saved " + t.task_id : "saved; you have labelled every task");
+}
+function toggleHelp(open) { $("help").classList.toggle("open", open); }
+function act(key) {
+  const d = draft();
+  if (key === "b") d.broken = true;
+  else if (key === "c") { d.broken = false; if (d.severity === null) d.severity = 0; }
+  else if (/^[0-3]$/.test(key)) d.severity = Number(key);
+  else if (key in FAMILY_KEYS) d.family = d.family === FAMILY_KEYS[key] ? null : FAMILY_KEYS[key];
+  else if (key === "n" || key === "ArrowRight") return show(at + 1), true;
+  else if (key === "p" || key === "ArrowLeft") return show(at - 1), true;
+  else if (key === "Enter") return save(), true;
+  else if (key === "t") return $("note").focus(), true;
+  else if (key === "x") {
+    evidenceOpen = !evidenceOpen;
+    for (const det of document.querySelectorAll("details")) det.open = evidenceOpen;
+  } else if (key === "?") toggleHelp(true);
+  else return false;
+  renderForm();
+  return true;
+}
+document.addEventListener("keydown", (ev) => {
+  if (!Q || !Q.tasks.length) return;
+  if (ev.target === $("note")) {
+    if (ev.key === "Escape") { ev.preventDefault(); $("note").blur(); }
+    else if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("note").blur(); save(); }
+    return;
+  }
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if ($("help").classList.contains("open")) {
+    if (ev.key === "Escape" || ev.key === "?") { ev.preventDefault(); toggleHelp(false); }
+    return;
+  }
+  if (act(ev.key.length === 1 ? ev.key.toLowerCase() : ev.key)) ev.preventDefault();
+});
+$("note").addEventListener("input", () => { if (Q) { draft().note = $("note").value; renderForm(); } });
+async function load() {
+  let response;
+  try {
+    response = await fetch("/api/queue");
+    Q = await response.json();
+  } catch (e) { setStatus("could not load the queue (" + e + ")", true); return; }
+  if (!response.ok) { setStatus("could not load the queue: " + Q.error, true); Q = null; return; }
+  FAMILY_KEYS = Q.family_keys;
+  document.title = "labels: " + Q.pack + " (" + Q.annotator + ")";
+  $("who").textContent = Q.pack + " · " + Q.annotator;
+  const families = $("families"), help = $("helpfamilies");
+  help.appendChild(el("span", null, "family: "));
+  for (const [key, name] of Object.entries(FAMILY_KEYS)) {
+    const b = el("button", null, name.replace(/_/g, " ") + " ");
+    b.dataset.key = key;
+    b.appendChild(el("kbd", null, key));
+    families.appendChild(b);
+    help.appendChild(el("kbd", null, key));
+    help.appendChild(el("span", null, " " + name + "  "));
+  }
+  for (const b of document.querySelectorAll("#bar button[data-key]")) {
+    b.tabIndex = -1;
+    b.addEventListener("click", () => { b.blur(); act(b.dataset.key); });
+  }
+  if (!Q.tasks.length) { setStatus("this pack has no tasks", true); return; }
+  const first = Q.tasks.findIndex((t) => !(t.task_id in Q.labels));
+  show(first < 0 ? 0 : first);
+}
+load();
+</script></body></html>
+"""

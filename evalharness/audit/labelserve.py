@@ -1,0 +1,160 @@
+"""The labelling page: a local web server through which one annotator labels a pack's tasks.
+
+``evalharness audit label serve PACK --annotator NAME`` serves, on 127.0.0.1 only, one page (``labelpage``:
+HTML, CSS and script inline, nothing fetched from elsewhere) and a JSON API the page calls:
+
+- ``GET /api/queue``: the queue in the annotator's order (``labels.annotator_order``) with *their own* latest
+  labels and progress count. Blinding: the server reads only this annotator's labels, so nothing it answers
+  says what anyone else labelled or how many labels others gave. Several annotators label the same pack by
+  each running a server with their own name (one after the other or at once, on the same store).
+- ``POST /api/labels``: one label as JSON (``task_id, broken, severity, family, note, seconds``). The annotator
+  is the server's, never the payload's. It is stored (``Store.record_label``, source ``web``) only when it
+  passes ``labels.parse_label``; anything else is answered with a JSON ``{"error": ...}`` and a 4xx status and
+  changes nothing.
+
+Task text is put on the page as text nodes, never as HTML, and the page's Content-Security-Policy runs only
+its own script (a nonce per server): a statement holding ``<script>`` shows it. Requests must name the
+server's own host (a web page elsewhere cannot reach it by DNS rebinding) and POSTs must be JSON (a form on
+another site cannot send one without the browser asking first, which this server never allows).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from evalharness.audit.labelpage import PAGE
+from evalharness.audit.labels import LabelError, QueueItem, annotator_order, parse_label
+
+HOST = "127.0.0.1"
+MAX_BODY = 64 * 1024
+PAYLOAD_KEYS = {"task_id", "broken", "severity", "family", "note", "seconds"}
+FAMILY_KEYS = {"v": "validity", "w": "too_weak_tests", "s": "overly_strict", "u": "underspecified",
+               "l": "solution_leak", "a": "universal_failure", "e": "environment"}
+"""The page's key for each family (letters no other key of the page uses)."""
+
+
+class LabelSession:
+    """One annotator's view of one pack's queue, and the only way the page changes the store."""
+
+    def __init__(self, store: Any, pack: str, items: list[QueueItem], annotator: str, *,
+                 findings_hidden: bool = False):
+        if not annotator.strip():
+            raise LabelError("no annotator named")
+        self.store, self.pack, self.annotator = store, pack, annotator.strip()
+        self.findings_hidden = findings_hidden
+        by_id = {item.task_id: item for item in items}
+        self.items = [by_id[t] for t in annotator_order(by_id, self.annotator)]
+        self.task_ids = set(by_id)
+
+    def own_labels(self) -> dict[str, dict[str, Any]]:
+        """This annotator's latest label per task; no one else's."""
+        return {r["task_id"]: {"broken": bool(r["broken"]), "severity": r["severity"], "family": r["family"],
+                               "note": r["note"] or ""}
+                for r in self.store.labels(self.pack) if r["annotator"] == self.annotator and r["task_id"] in self.task_ids}
+
+    def queue(self) -> dict[str, Any]:
+        own = self.own_labels()
+        return {"pack": self.pack, "annotator": self.annotator, "family_keys": FAMILY_KEYS,
+                "findings_hidden": self.findings_hidden, "tasks": [item.to_json() for item in self.items],
+                "labels": own, "progress": {"labelled": len(own), "total": len(self.items)}}
+
+    def save(self, payload: Any) -> dict[str, Any]:
+        """Store one label from the page; raises ``LabelError`` (nothing stored) when it is not valid."""
+        if not isinstance(payload, dict):
+            raise LabelError("expected a JSON object")
+        unknown = sorted(set(payload) - PAYLOAD_KEYS)
+        if unknown:
+            raise LabelError(f"unknown field {', '.join(unknown)}; a label has {', '.join(sorted(PAYLOAD_KEYS))}")
+        label = parse_label(payload, self.task_ids, annotator=self.annotator)
+        self.store.record_label(self.pack, task_id=label.task_id, annotator=self.annotator, broken=label.broken,
+                                severity=label.severity, family=label.family, note=label.note, source="web",
+                                seconds=label.seconds)
+        own = self.own_labels()
+        return {"ok": True, "task_id": label.task_id, "label": own[label.task_id],
+                "progress": {"labelled": len(own), "total": len(self.items)}}
+
+
+def make_server(session: LabelSession, port: int = 0) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1:``port`` (0: any free port; ``server.server_address`` says which)."""
+    nonce = secrets.token_urlsafe(16)
+
+    class Handler(_Handler):
+        pass
+
+    Handler.session, Handler.nonce = session, nonce
+    server = ThreadingHTTPServer((HOST, port), Handler)
+    server.daemon_threads = True
+    Handler.hosts = {f"{HOST}:{server.server_address[1]}", f"localhost:{server.server_address[1]}"}
+    return server
+
+
+class _Handler(BaseHTTPRequestHandler):
+    session: LabelSession
+    nonce: str
+    hosts: set[str]
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        if not self._host_ok():
+            return
+        if self.path in ("/", "/index.html"):
+            self._send(HTTPStatus.OK, PAGE.replace("__NONCE__", self.nonce).encode(), "text/html; charset=utf-8")
+        elif self.path == "/api/queue":
+            self._json(HTTPStatus.OK, self.session.queue())
+        else:
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page {self.path!r}"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        if not self._host_ok():
+            return
+        if self.path != "/api/labels":
+            return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint {self.path!r}"})
+        if self.headers.get_content_type() != "application/json":
+            return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send the label as application/json"})
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            return self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "Content-Length is missing or not a number"})
+        if not 0 <= length <= MAX_BODY:
+            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": f"a label is at most {MAX_BODY} bytes"})
+        try:
+            payload = json.loads(self.rfile.read(length).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": f"not valid JSON: {e}"})
+        try:
+            self._json(HTTPStatus.OK, self.session.save(payload))
+        except LabelError as e:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": "only GET and POST"})
+
+    do_DELETE = do_PATCH = do_OPTIONS = do_PUT  # noqa: N815
+
+    def _host_ok(self) -> bool:
+        if self.headers.get("Host", "") in self.hosts:
+            return True
+        self._json(HTTPStatus.FORBIDDEN, {"error": "this server answers only to its own address"})
+        return False
+
+    def _json(self, status: HTTPStatus, body: dict[str, Any]) -> None:
+        self._send(status, json.dumps(body, default=str).encode(), "application/json")
+
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Content-Security-Policy",
+                         f"default-src 'none'; script-src 'nonce-{self.nonce}'; style-src 'nonce-{self.nonce}'; "
+                         "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+        """Quiet: the terminal shows the address and Ctrl-C, not every request."""
