@@ -239,3 +239,4 @@ def probes_cmd() -> None:
 
     for name, probe in load_probes().items():
         click.echo(f"{name} ({probe.family}; needs {probe.needs}; v{probe.version})\n  {probe.rule}\n")
+from evalharness.cli import audit_label  # noqa: E402,F401  (registers `audit label`)
