@@ -15,13 +15,13 @@ verdict that crashed the audit or was taken as an answer; containers left behind
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
+from investigator_scripts import INVESTIGATION, NETWORK, VERDICTS, script
 
 from evalharness.audit.context import AuditContext
 from evalharness.audit.investigator import VERDICT_FILE, ensemble, investigate
-from evalharness.models import ScriptedModelServer, bash, reply, tool_call
+from evalharness.models import ScriptedModelServer
 from evalharness.sandbox.base import Limits
 from evalharness.sandbox.engine import LABEL_RUN
 from evalharness.stats.agreement import agreement_table, cohen_kappa
@@ -32,41 +32,6 @@ from evalharness.types import Budget
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 RUN_ID = "test-investigator-e2e"
-NETWORK = "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), timeout=3)\" && echo ONLINE"
-
-
-def _write(verdict) -> str:
-    body = verdict if isinstance(verdict, str) else json.dumps(verdict)
-    return f"cat > {VERDICT_FILE} <<'EOF'\n{body}\nEOF"
-
-
-INVESTIGATION = [  # what every scripted investigation runs before it writes its verdict
-    "cat /tmp/audit/task.json && wc -l /tmp/audit/statement.md /tmp/audit/gold.patch",
-    "grep -n 'def ' calc/__init__.py",
-    "bash /tmp/audit/run_tests.sh",
-    "git apply /tmp/audit/gold.patch && bash /tmp/audit/run_tests.sh",
-    NETWORK,
-]
-VERDICTS = {
-    ("tiny-clamp", 1): {"broken": False, "severity": 0, "evidence": "F2P fails at base, passes with gold"},
-    ("tiny-clamp", 2): {"broken": True, "family": "too_weak_tests", "severity": 2,
-                        "evidence": "only the upper edge is tested; returning high for all values passes"},
-    ("tiny-mean-empty", 1): {"broken": True, "family": "underspecified", "severity": 3,
-                             "evidence": "the statement names no message"},
-    ("tiny-mean-empty", 2): {"broken": True, "family": "misleading_statement", "severity": 7, "evidence": "x"},
-}
-
-
-def script(request):
-    """One investigation per (task, seed): the task from the prompt, the seed from the request, the turn from
-    the number of assistant messages so far."""
-    task = re.search(r"auditing task `([^`]+)`", request.prompt).group(1)
-    seed = request.body.get("seed")
-    turn = sum(1 for m in request.body.get("messages", []) if m.get("role") == "assistant")
-    steps = INVESTIGATION + [_write(VERDICTS[(task, seed)])]
-    if turn < len(steps):
-        return bash(steps[turn], text=f"step {turn}")
-    return reply("Verdict written.", tool_call("submit"))
 
 
 @pytest.fixture(scope="module")
