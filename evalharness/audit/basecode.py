@@ -84,7 +84,7 @@ class ImageBaseCode:
             members = [m for m in tar.getmembers() if m.isfile() and not m.name.startswith(("/", ".."))
                        and ".." not in Path(m.name).parts]
             tar.extractall(out, members=members, filter="data")
-        return out
+        return out / Path(workdir).name  # the archive holds the folder itself: testbed/...
 
 
 def base_code_provider(pack, *, client=None, builder=None, run_id: str = "audit") -> Callable[[TaskSpec], BaseCode | None]:

@@ -4,7 +4,8 @@ For each task and probe the finding is stored (``Store.record_finding``) and wri
 evidence to ``<audits>/<pack>/findings/<task>.json``. A finding is kept on a resumed audit while
 its ``inputs_hash`` (the task, the probe's name and version, and what the probe read: the stored
 runs, the validation report, the investigator's configuration) still matches and it is not an
-``error``; everything else runs again. A probe that raises is recorded as ``error`` with the
+``error`` or ``skipped`` (a probe that had nothing to go on is cheap to ask again); everything else
+runs again. The task's findings file holds every stored finding of the task, not only this run's. A probe that raises is recorded as ``error`` with the
 traceback (an audit never stops on one task) and the CLI exits 3 so the run can be repeated.
 """
 
@@ -66,7 +67,7 @@ class Auditor:
 
     def _current(self, task: TaskSpec, probe: str, seed: int, digest: str) -> Finding | None:
         row = self._stored.get((task.instance_id, probe, seed))
-        if self.force or row is None or row["inputs_hash"] != digest or row["status"] == "error":
+        if self.force or row is None or row["inputs_hash"] != digest or row["status"] in ("error", "skipped"):
             return None
         return Finding.from_json(row)
 
@@ -117,7 +118,10 @@ class Auditor:
             if fresh:
                 self.store.record_finding(self.pack.name, finding)
         findings = [f for f, _ in results]
-        self._write(task, findings)
+        ran = {(f.probe, f.seed) for f in findings}
+        others = [Finding.from_json(r) for (t, p, s), r in self._stored.items()
+                  if t == task.instance_id and (p, s) not in ran]
+        self._write(task, [*findings, *others])
         return findings
 
     def _write(self, task: TaskSpec, findings: list[Finding]) -> None:
