@@ -62,7 +62,7 @@ def export_queue(path: Path, items: list[QueueItem], annotator: str, own_labels:
         item, label = by_id[task_id], mine.get(task_id)
         rows.append({"task_id": task_id, "annotator": annotator,
                      "broken": None if label is None else bool(label["broken"]),
-                     "family": (label or {}).get("family") or "",
+                     "family": (label or {}).get("family") or None,
                      "severity": None if label is None else label["severity"],
                      "note": (label or {}).get("note") or "",
                      "statement": item.statement, "fail_to_pass": item.fail_to_pass, "test_patch": item.test_patch,
@@ -74,7 +74,7 @@ def export_queue(path: Path, items: list[QueueItem], annotator: str, own_labels:
 def export_labels(path: Path, labels: list[dict[str, Any]]) -> int:
     """Write every label given (``Store.labels(pack, latest=False)`` rows), oldest first."""
     rows = [{"task_id": r["task_id"], "annotator": r["annotator"], "broken": bool(r["broken"]),
-             "family": r["family"] or "", "severity": r["severity"], "note": r["note"] or "",
+             "family": r["family"] or None, "severity": r["severity"], "note": r["note"] or "",
              "source": r["source"], "labelled_at": as_utc(r["labelled_at"]).isoformat(),
              "seconds": r["seconds"]} for r in labels]
     _write(path, HISTORY_COLUMNS, rows)
@@ -193,5 +193,6 @@ def _read_jsonl(path: Path) -> list[tuple[str, dict[str, Any] | str]]:
         except json.JSONDecodeError as e:
             rows.append((f"line {n}", f"not valid JSON ({e.msg} at column {e.colno})"))
             continue
-        rows.append((f"line {n}", raw if isinstance(raw, dict) else f"expected a JSON object, got {type(raw).__name__}"))
+        wrong = f"expected a JSON object, got {type(raw).__name__}"
+        rows.append((f"line {n}", raw if isinstance(raw, dict) else wrong))
     return rows

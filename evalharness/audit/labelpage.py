@@ -19,7 +19,7 @@ section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.6em 
 h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;letter-spacing:.04em}
 #statement{white-space:pre-wrap;overflow-wrap:anywhere}
 .code{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;overflow-wrap:anywhere;
- background:#f6f8fa;border-radius:4px;padding:.3em 0;max-height:60vh;overflow:auto}
+ background:#f6f8fa;border-radius:4px;padding:.3em 0}
 .line{padding:0 .6em}.add{background:#dafbe1;color:#116329}.del{background:#ffebe9;color:#82071e}
 .hunk{background:#ddf4ff;color:#0550ae}.file{font-weight:700;color:#57606a}
 .finding{border-left:4px solid #d0d7de;padding:.2em .6em;margin:.5em 0}
@@ -44,7 +44,8 @@ button kbd,.help kbd{font:12px ui-monospace,monospace;background:#eaeef2;color:#
 <main>
  <div>
   <section><h2>Statement</h2><div id="statement"></div></section>
-  <section><h2>Tests that must pass (FAIL_TO_PASS)</h2><ul id="f2p" class="code"></ul><div id="p2p" class="empty"></div></section>
+  <section><h2>Tests that must pass (FAIL_TO_PASS)</h2><ul id="f2p" class="code"></ul>
+   <div id="p2p" class="empty"></div></section>
   <section><h2>Investigator verdicts</h2><div id="verdicts"></div></section>
   <section><h2>Probe evidence</h2><div id="evidence"></div></section>
  </div>
@@ -54,12 +55,14 @@ button kbd,.help kbd{font:12px ui-monospace,monospace;background:#eaeef2;color:#
  </div>
 </main>
 <div id="bar">
- <div class="group"><button data-key="b">broken <kbd>b</kbd></button><button data-key="c">clean <kbd>c</kbd></button></div>
+ <div class="group"><button data-key="b">broken <kbd>b</kbd></button>
+  <button data-key="c">clean <kbd>c</kbd></button></div>
  <div class="group">severity <button data-key="0">0</button><button data-key="1">1</button>
   <button data-key="2">2</button><button data-key="3">3</button></div>
  <div class="group" id="families">family</div>
  <div class="group"><textarea id="note" placeholder="note (t to type, Esc to leave)"></textarea></div>
- <div class="group"><button data-key="Enter">save <kbd>Enter</kbd></button><button data-key="p">prev <kbd>p</kbd></button>
+ <div class="group"><button data-key="Enter">save <kbd>Enter</kbd></button>
+  <button data-key="p">prev <kbd>p</kbd></button>
   <button data-key="n">next <kbd>n</kbd></button></div>
  <span id="saved"></span><span id="status" role="status"></span>
 </div>
@@ -69,7 +72,8 @@ button kbd,.help kbd{font:12px ui-monospace,monospace;background:#eaeef2;color:#
  <li id="helpfamilies"></li>
  <li><kbd>t</kbd> write a note, <kbd>Esc</kbd> leave it, <kbd>Ctrl</kbd>+<kbd>Enter</kbd> save from it</li>
  <li><kbd>Enter</kbd> save and go to the next task you have not labelled</li>
- <li><kbd>n</kbd>/<kbd>p</kbd> (or arrows) next/previous task, <kbd>x</kbd> open or close the evidence</li>
+ <li><kbd>n</kbd>/<kbd>p</kbd> (or arrows) next/previous task, <kbd>x</kbd> open or close the evidence,
+  <kbd>Space</kbd>/<kbd>Shift</kbd>+<kbd>Space</kbd> scroll</li>
  <li><kbd>?</kbd> or <kbd>Esc</kbd> close this help</li></ul>
  <p>You see only your own labels. A broken task needs a family and severity 1-3.</p></div>
 <script nonce="__NONCE__">
@@ -147,7 +151,8 @@ function show(index) {
   findingsInto($("verdicts"), t.verdicts, "no investigator verdict", (f) => "investigator, seed " + f.seed);
   findingsInto($("evidence"), t.evidence, "no probe findings (run evalharness audit first)", (f) => f.probe);
   if (!(t.task_id in drafts)) {
-    drafts[t.task_id] = Object.assign({broken: null, severity: null, family: null, note: ""}, Q.labels[t.task_id] || {});
+    const empty = {broken: null, severity: null, family: null, note: ""};
+    drafts[t.task_id] = Object.assign(empty, Q.labels[t.task_id] || {});
   }
   $("note").value = drafts[t.task_id].note;
   shownAt = Date.now();

@@ -54,7 +54,8 @@ class LabelSession:
         """This annotator's latest label per task; no one else's."""
         return {r["task_id"]: {"broken": bool(r["broken"]), "severity": r["severity"], "family": r["family"],
                                "note": r["note"] or ""}
-                for r in self.store.labels(self.pack) if r["annotator"] == self.annotator and r["task_id"] in self.task_ids}
+                for r in self.store.labels(self.pack)
+                if r["annotator"] == self.annotator and r["task_id"] in self.task_ids}
 
     def queue(self) -> dict[str, Any]:
         own = self.own_labels()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import queue
-import shutil
 import signal
 import subprocess
 import threading
