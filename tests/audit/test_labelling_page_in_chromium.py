@@ -45,7 +45,8 @@ class Served:
                                       "--db", str(db), "--port", "0"], cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
+        self.reader = threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True)
+        self.reader.start()
         self.url = self._address()
 
     def _address(self) -> str:
@@ -65,6 +66,7 @@ class Served:
         """Ctrl-C, as a person stops it; returns what it printed after the address."""
         self.proc.send_signal(signal.SIGINT)
         self.proc.wait(timeout=30)
+        self.reader.join(timeout=30)  # the last lines are read once the pipe closes
         out = []
         while not self.lines.empty():
             out.append(self.lines.get())
