@@ -231,12 +231,16 @@ def _redacted(seen: Investigation, secrets: list[str]) -> Investigation:
 
 
 def _evidence(seen: Investigation) -> dict[str, Any]:
-    """The part of the trajectory a reader checks first: the commands, their exit codes and outputs."""
+    """The part of the trajectory a reader checks first: the commands the harness ran (exit codes, outputs) and
+    the tool calls the model made (a CLI agent runs those itself: its own log files are in the trajectory)."""
     commands = [{"command": truncate(s.get("command", ""), 2000), "exit_code": s.get("exit_code"),
                  "output": truncate(s.get("output", ""), EVIDENCE_OUTPUT)}
                 for s in seen.agent.trajectory if s.get("kind") == "command"]
+    asked = [f"{c.get('name')}: {c.get('arguments')}"[:EVIDENCE_OUTPUT]
+             for s in seen.agent.trajectory if s.get("kind") == "model" for c in s.get("tool_calls") or []]
     return {"exit_status": seen.agent.exit_status, "usage": seen.agent.usage.model_dump(),
             "commands": commands[:EVIDENCE_COMMANDS], "commands_run": len(commands),
+            "tool_calls": asked[:EVIDENCE_COMMANDS],
             "raw": truncate(seen.raw, 8000) if seen.raw is not None else None,
             "work_tree_diff": truncate(seen.agent.patch, 4000)}
 
