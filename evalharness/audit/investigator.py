@@ -80,7 +80,7 @@ def investigate(task: TaskSpec, ctx: AuditContext, *, harness: Harness, endpoint
     ``out_dir`` (e.g. ``audits/<pack>``) receives ``<task>/investigator/<harness>/<model>/seed-<n>/``
     with ``trajectory.json``, ``verdict.raw`` and ``investigation.log``.
     """
-    template = (prompt_path or PROMPT_PATH).read_text()
+    template = load_prompt(prompt_path)
     plumbing = plumbing or investigation_context(ctx)
     harness = for_investigation(harness)
     return [_one_seed(task, plumbing, harness, endpoint, seed, template, out_dir) for seed in seeds]
@@ -118,10 +118,24 @@ def cli_investigator(harness_spec: str, endpoint: ModelEndpoint | None, seeds: i
         return investigate(task, ctx, harness=harness, endpoint=endpoint, seeds=todo, prompt_path=prompt_path,
                            plumbing=plumbing, out_dir=audits_dir / ctx.pack.name)
 
-    template = (prompt_path or PROMPT_PATH).read_text()
+    template = load_prompt(prompt_path)
     config = {"version": VERSION, "harness": harness.config(), "budget": budget.model_dump(),
               "model": endpoint.model_dump() if endpoint else None, "prompt_sha": inputs_hash(template)}
     return Investigator(run=run, seeds=seeds, config=config)
+
+
+def load_prompt(path: Path | None = None) -> str:
+    """The investigation prompt template (``audits/investigator-prompt.md`` by default); it must say where the
+    verdict goes (``{verdict_file}``), else every seed would be invalid."""
+    path = path or PROMPT_PATH
+    try:
+        template = Path(path).read_text()
+    except OSError as e:
+        raise UserError(f"cannot read the investigation prompt {path}: {e.strerror or e}") from e
+    if "{verdict_file}" not in template:
+        raise UserError(f"the investigation prompt {path} never says where the verdict goes",
+                        "put {verdict_file} in it (filled with " + VERDICT_FILE + ")")
+    return template
 
 
 def for_investigation(harness: Harness) -> Harness:

@@ -136,3 +136,21 @@ def test_stored_verdicts_compare_with_human_labels(audited):
     summary = cohen_kappa(table)
     assert table.tolist() == [[1, 1], [0, 0]]
     assert (summary.precision, summary.recall, summary.raw_agreement) == (0.5, 1.0, 0.5)
+
+
+def test_an_engine_that_fails_is_an_error_finding_per_seed_not_a_crash(image_builder, tinypack):
+    import docker
+
+    from evalharness.harness.registry import load_harness
+    from evalharness.types import ModelEndpoint
+
+    # the engine went away mid-audit (a version given: the client does not ask the engine at construction)
+    gone = docker.DockerClient(base_url="unix:///nonexistent/docker.sock", version="1.41")
+    plumbing = TrialContext(run_id=RUN_ID, pack=tinypack, client=gone, images=image_builder, budget=Budget(),
+                            limits=Limits())
+    findings = investigate(tinypack.tasks[0], AuditContext(tinypack), harness=load_harness("minimal"),
+                           endpoint=ModelEndpoint(name="openai/never-called", api_base="http://127.0.0.1:9/v1"),
+                           seeds=[1, 2], plumbing=plumbing)
+    assert [(f.seed, f.status, f.flagged) for f in findings] == [(1, "error", False), (2, "error", False)]
+    assert all(f.reason.startswith("SandboxError: could not start a container") for f in findings)
+    assert ensemble(findings).status == "error"

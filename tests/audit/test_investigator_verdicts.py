@@ -15,8 +15,9 @@ import pytest
 
 from evalharness.audit.findings import FAMILIES, Finding
 from evalharness.audit.investigator import (AUDIT_DIR, PROMPT_PATH, VERDICT_FILE, Investigation, audit_files,
-                                            for_investigation, judge, prompt_for)
+                                            for_investigation, judge, load_prompt, prompt_for)
 from evalharness.audit.verdicts import ENSEMBLE_SEED, VerdictError, ensemble, parse_verdict
+from evalharness.errors import UserError
 from evalharness.harness.minimal import PROMPTS, MinimalHarness
 from evalharness.types import AgentResult, TaskSpec
 
@@ -117,7 +118,8 @@ def test_all_seeds_clean_ensemble_to_not_flagged_with_full_agreement():
 
 
 def test_invalid_and_error_seeds_are_counted_not_crashed_on():
-    out = ensemble([_f(1, False, 0, status="invalid"), _f(2, True, 2, "solution_leak"), _f(3, False, 0, status="error")])
+    out = ensemble([_f(1, False, 0, status="invalid"), _f(2, True, 2, "solution_leak"),
+                    _f(3, False, 0, status="error")])
     assert (out.status, out.flagged, out.family) == ("ok", True, "solution_leak")
     assert out.evidence["statuses"] == {"invalid": 1, "ok": 1, "error": 1} and out.evidence["agreement"] == 1.0
     assert "1 error, 1 invalid, 1 ok" in out.reason
@@ -173,3 +175,12 @@ def test_minimal_runs_with_its_audit_system_prompt_unless_another_was_chosen():
     assert "not asked to fix" in PROMPTS["audit"]
     terse = MinimalHarness(prompt_variant="terse")
     assert for_investigation(terse) is terse
+
+
+def test_a_prompt_that_cannot_be_read_or_never_names_the_verdict_file_is_refused(tmp_path):
+    assert "{verdict_file}" in load_prompt()
+    with pytest.raises(UserError, match="cannot read the investigation prompt"):
+        load_prompt(tmp_path / "missing.md")
+    (tmp_path / "vague.md").write_text("Tell me whether {instance_id} is broken.")
+    with pytest.raises(UserError, match="never says where the verdict goes"):
+        load_prompt(tmp_path / "vague.md")
