@@ -25,6 +25,9 @@ from evalharness.sources.leak import added_code, check_statement, names_tests_us
 from evalharness.types import TaskSpec
 
 _TOKENS = re.compile(r"\w+|[^\s\w]")
+_SPACE = re.compile(r"\s+")
+MIN_DIFF_LINE = 10
+"""Shortest removed line of a statement's diff (code characters) that is matched against the base."""
 MIN_NAME = 3
 """Shorter names (``x``, ``ok``) are never counted as hidden requirements."""
 
@@ -88,20 +91,23 @@ class Underspecified:
 class StrictLiterals:
     name = "strict_literals"
     family = "overly_strict"
-    version = 1
+    version = 2
     needs = "base"
     flag_at = 1
     rule = (
-        "From the test patch's added lines, take every asserted string (a string of a line with assert, an "
+        "From the test patch's added lines, take (a) every asserted string (a string of a line with assert, an "
         "assert*/raises/warns/fnmatch_lines call, match= or ==/!=, at least "
-        f"{MIN_LITERAL} characters with a letter: exact messages, reprs, printed output) and every private "
-        "name the tests touch (an identifier starting with one underscore, not a dunder, used as an attribute, "
-        "a keyword argument, an import or a name). One is implementation-bound when the statement does not "
-        "hold it (a string as each piece between glob/regex wildcards, whitespace collapsed; a name as a "
-        "whole word) and the code at base does not hold it either (git grep of the base commit; without base "
-        "code, the patches' removed and context lines, as the evidence says). Severity: 1 when all of them "
-        "sit outside the FAIL_TO_PASS tests, 2 for one or two in FAIL_TO_PASS tests, 3 for three or more; "
-        "flagged at 1."
+        f"{MIN_LITERAL} characters with a letter: exact messages, reprs, printed output) that the tests do not "
+        "supply themselves (it is not part of a string of their non-asserting added lines, such as the name of "
+        "an object they create), (b) every private name the tests touch (one leading underscore, not a dunder, "
+        "as an attribute, a keyword argument, an import or a name) and (c) every name the tests use that the "
+        "gold patch's added lines bring (they hold it, its removed and context lines do not): a test calling "
+        "it rejects a correct fix that names it otherwise. One is implementation-bound when the statement does "
+        "not hold it (a string as each piece between glob/regex wildcards, whitespace collapsed; a name as a "
+        "whole word, case-insensitive) and the code at base does not hold it either (git grep of the base "
+        "commit; without base code, the patches' removed and context lines, as the evidence says). Severity: 1 "
+        "when all of them sit outside the FAIL_TO_PASS tests, 2 for one or two in FAIL_TO_PASS tests, 3 for "
+        "three or more; flagged at 1."
     )
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
@@ -110,13 +116,16 @@ class StrictLiterals:
         tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
         items = []
         for value, lits in group_literals(tests.literals).items():
-            if not known.said(value) and not known.at_base(value):
+            if not tests.supplied(value) and not known.said(value) and not known.at_base(value):
                 items.append(_item(value, "exact_string", [lit.where for lit in lits], source=lits[0].source,
                                    gold_adds=known.gold_adds(value)))
         for name, uses in group_uses(tests.uses).items():
-            private = name.startswith("_") and not name.startswith("__") and len(name) >= MIN_NAME
-            if private and not known.said(name, name=True) and not known.at_base(name, name=True):
-                items.append(_item(name, "private_name", [u.where for u in uses]))
+            if len(name) < MIN_NAME or known.said(name, name=True):
+                continue
+            private = name.startswith("_") and not name.startswith("__")
+            kind = "private_name" if private else "new_name" if known.gold_adds(name, name=True) else ""
+            if kind and not known.at_base(name, name=True):
+                items.append(_item(name, kind, [u.where for u in uses]))
         searched = {"base_code": known.base_mode, "test_files": tests.files,
                     "strings_asserted": len(group_literals(tests.literals))}
         return _finding(self, task, ctx_base_id(task, base), items, searched, "implementation-bound assertion(s)")
@@ -125,37 +134,60 @@ class StrictLiterals:
 class Leak:
     name = "leak"
     family = "solution_leak"
-    version = 1
+    version = 2
     needs = "task"
     flag_at = 1
     rule = (
-        "sources.leak.check_statement's gold_code rule on the statement: a run of at least 5 tokens and 20 "
-        "characters of the gold patch's added code (whitespace ignored, quotes unified, comments, docstrings "
-        "and imports left out) that is not wholly code the base already holds (the patch's removed and "
-        "context lines) and not only words. Flagged when there is such a run. Severity by how much of the "
-        "fix the runs give: 3 when they cover half or more of the gold patch's added code tokens, 2 for 20 "
-        "tokens or more, or two runs or more, 1 otherwise. The other kinds of check_statement (file paths, "
-        "locations, identifiers) are reported in the evidence but do not flag: they place the fix, not give it."
+        "Two ways a statement gives the fix away. gold_code: sources.leak.check_statement's rule, a run of at "
+        "least 5 tokens and 20 characters of the gold patch's added code (whitespace ignored, quotes unified, "
+        "comments, docstrings and imports left out) that is not wholly code the base already holds (the "
+        "patch's removed and context lines) and not only words. proposed_patch: the statement holds a diff "
+        "against the repository, a line starting with '-' whose code (whitespace collapsed, at least "
+        f"{MIN_DIFF_LINE} characters) is a removed or context line of the gold patch, and a line starting with "
+        "'+' whose code is not: the reporter's own fix of the code the gold patch changes. Flagged when either "
+        "is found. Severity: 3 when the gold_code runs cover half or more of the gold patch's added code "
+        "tokens; 2 for a proposed patch, 20 or more leaked tokens, or two runs or more; 1 for one short run. "
+        "check_statement's other kinds (file paths, locations, identifiers) are in the evidence but do not "
+        "flag: they place the fix, not give it."
     )
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
         leaks = check_statement(task.problem_statement, gold_patch=task.patch, test_patch=task.test_patch,
                                 allowed=names_tests_use(task.test_patch))
         code = [leak for leak in leaks if leak.kind == "gold_code"]
+        proposed = proposed_patch(task.problem_statement, task.patch)
         gold_tokens = sum(len(_TOKENS.findall(line)) for line in added_code(task.patch))
         leaked = sum(len(_TOKENS.findall(leak.text)) for leak in code)
         share = leaked / gold_tokens if gold_tokens else 0.0
-        severity = 0 if not code else 3 if share >= 0.5 else 2 if leaked >= 20 or len(code) >= 2 else 1
+        severity = (3 if code and share >= 0.5 else 2 if proposed or leaked >= 20 or len(code) >= 2
+                    else 1 if code else 0)
         evidence = {"gold_code": [{"text": leak.text[:300], "offset": leak.offset, "reason": leak.reason}
                                   for leak in code],
-                    "leaked_tokens": leaked, "gold_added_tokens": gold_tokens, "share": round(share, 3),
+                    "proposed_patch": proposed, "leaked_tokens": leaked, "gold_added_tokens": gold_tokens,
+                    "share": round(share, 3),
                     "also_found": [str(leak)[:200] for leak in leaks if leak.kind != "gold_code"][:10]}
-        reason = (f"the statement holds {len(code)} run(s) of the gold patch's code ({leaked} of {gold_tokens} "
-                  "added tokens)") if code else "no gold-patch code in the statement"
-        return Finding(task.instance_id, self.name, self.family, flagged=bool(code), severity=severity,
-                       reason=reason, evidence=evidence,
+        said = [f"{len(code)} run(s) of the gold patch's code ({leaked} of {gold_tokens} added tokens)"] if code else []
+        said += [f"a proposed patch ({len(proposed['removed'])} removed, {len(proposed['added'])} added lines)"] \
+            if proposed else []
+        reason = "the statement holds " + " and ".join(said) if said else "no fix in the statement"
+        return Finding(task.instance_id, self.name, self.family, flagged=severity >= self.flag_at,
+                       severity=severity, reason=reason, evidence=evidence,
                        inputs_hash=inputs_hash(self.name, self.version, task.problem_statement, task.patch,
                                                task.test_patch))
+
+
+def proposed_patch(statement: str, gold_patch: str) -> dict:
+    """The statement's diff lines against the gold patch's base lines ({} when it holds no such diff)."""
+    kept = {_SPACE.sub(" ", line[1:]).strip() for line in gold_patch.splitlines()
+            if line[:1] in ("-", " ") and not line.startswith("---")}
+    removed, added = [], []
+    for line in statement.splitlines():
+        sign, code = line.lstrip()[:1], _SPACE.sub(" ", line.lstrip()[1:]).strip()
+        if sign == "-" and len(code) >= MIN_DIFF_LINE and code in kept and not line.lstrip().startswith("---"):
+            removed.append(code)
+        elif sign == "+" and code and code not in kept and not line.lstrip().startswith("+++"):
+            added.append(code)
+    return {"removed": removed[:10], "added": added[:10]} if removed and added else {}
 
 
 def ctx_base_id(task: TaskSpec, base) -> str:

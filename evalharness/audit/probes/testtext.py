@@ -25,7 +25,7 @@ import io
 import keyword
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MIN_LITERAL = 4
 """Shortest asserted string (characters of its value, stripped) that counts as an exact requirement."""
@@ -67,6 +67,13 @@ class TestText:
     uses: list[Use]
     literals: list[Literal]
     files: list[str]
+    inputs: list[str] = field(default_factory=list)
+    """The strings of added lines that assert nothing: data the tests themselves supply."""
+
+    def supplied(self, value: str) -> bool:
+        """The tests hand ``value`` in themselves (it sits in one of their non-asserted strings)."""
+        value = value.strip()
+        return any(value in text for text in self.inputs)
 
 
 def read_tests(test_patch: str, fail_to_pass: list[str]) -> TestText:
@@ -81,7 +88,10 @@ def read_tests(test_patch: str, fail_to_pass: list[str]) -> TestText:
         for n, (tokens, wheres) in enumerate(_logical_lines(path, block, f2p)):
             defined |= _defined(tokens)
             text.uses += [Use(name, kind, wheres[i]) for i, name, kind in _uses(tokens)]
-            text.literals += _literals(tokens, wheres, inside and n == 0)
+            if inside and n == 0 or _asserts(tokens):
+                text.literals += _literals(tokens, wheres)
+            else:
+                text.inputs += _strings(tokens)
     text.uses = [u for u in text.uses if u.name not in defined]
     return text
 
@@ -233,12 +243,26 @@ def _uses(tokens: list[tokenize.TokenInfo]) -> list[tuple[int, str, str]]:
     return out
 
 
-def _literals(tokens: list[tokenize.TokenInfo], wheres: list[Where], inside: bool = False) -> list[Literal]:
-    """Asserted strings of one logical line (an assertion anywhere in it, or one the lines before it
-    left open, ``inside``, makes all its strings asserted)."""
-    line = " ".join(t.string for t in tokens if t.type != tokenize.STRING)
-    if not (inside or _ASSERTING.search(line)):
-        return []
+def _strings(tokens: list[tokenize.TokenInfo]) -> list[str]:
+    out = []
+    for tok in tokens:
+        if tok.type == tokenize.STRING:
+            try:
+                value = ast.literal_eval(tok.string)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(value, str) and value.strip():
+                out.append(value)
+    return out
+
+
+def _asserts(tokens: list[tokenize.TokenInfo]) -> bool:
+    return bool(_ASSERTING.search(" ".join(t.string for t in tokens if t.type != tokenize.STRING)))
+
+
+def _literals(tokens: list[tokenize.TokenInfo], wheres: list[Where]) -> list[Literal]:
+    """The strings of an asserting logical line (an assertion anywhere in it, or one the lines before
+    it left open, makes all its strings asserted), long enough and with a letter."""
     found = []
     for tok, where in zip(tokens, wheres):
         prefix = tok.string[:tok.string.find(tok.string[-1])].lower() if tok.type == tokenize.STRING else ""
