@@ -237,15 +237,27 @@ class Store:
                      family: str | None = None, note: str = "", source: str = "web", seconds: float | None = None,
                      labelled_at: datetime | None = None) -> None:
         """Add one human label; earlier labels of the same annotator are kept (the latest counts)."""
-        if not annotator.strip():
-            raise UserError("a label needs an annotator name")
-        if severity not in (0, 1, 2, 3):
-            raise UserError(f"severity must be 0-3, got {severity!r}")
+        self.record_labels(pack, [dict(task_id=task_id, annotator=annotator, broken=broken, severity=severity,
+                                       family=family, note=note, source=source, seconds=seconds,
+                                       labelled_at=labelled_at)])
+
+    def record_labels(self, pack: str, labels: list[dict[str, Any]]) -> None:
+        """Add several labels in one transaction: all of them are stored, or (on any error) none."""
+        rows = []
+        for label in labels:
+            annotator = str(label.get("annotator") or "").strip()
+            if not annotator:
+                raise UserError("a label needs an annotator name")
+            if label["severity"] not in (0, 1, 2, 3):
+                raise UserError(f"severity must be 0-3, got {label['severity']!r}")
+            rows.append(dict(pack=pack, task_id=label["task_id"], annotator=annotator, broken=bool(label["broken"]),
+                             family=label.get("family"), severity=int(label["severity"]),
+                             note=label.get("note") or "", source=label.get("source") or "web",
+                             seconds=label.get("seconds"), labelled_at=label.get("labelled_at") or _now()))
+        if not rows:
+            return
         with self._lock, self.engine.begin() as conn:
-            conn.execute(audit_labels.insert().values(
-                pack=pack, task_id=task_id, annotator=annotator.strip(), broken=bool(broken), family=family,
-                severity=int(severity), note=note or "", source=source, seconds=seconds,
-                labelled_at=labelled_at or _now()))
+            conn.execute(audit_labels.insert(), rows)
 
     def labels(self, pack: str, *, latest: bool = True) -> list[dict[str, Any]]:
         """Labels of ``pack``: the latest per (task, annotator), or every label given (``latest=False``)."""

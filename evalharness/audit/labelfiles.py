@@ -116,6 +116,7 @@ def import_labels(store: Any, pack: str, path: Path, task_ids: set[str]) -> Impo
     stored = {_answer(r) + (as_utc(r["labelled_at"]).isoformat(timespec="milliseconds"),) for r in history}
     current = {(r["task_id"], r["annotator"]): _answer(r) for r in store.labels(pack)}
     added = again = 0
+    batch: list[dict[str, Any]] = []
     for label, source in labels:
         answer = _answer(vars(label))
         if label.labelled_at is None:
@@ -128,10 +129,11 @@ def import_labels(store: Any, pack: str, path: Path, task_ids: set[str]) -> Impo
             again += 1
             continue
         current[(label.task_id, label.annotator)] = answer
-        store.record_label(pack, task_id=label.task_id, annotator=label.annotator, broken=label.broken,
-                           severity=label.severity, family=label.family, note=label.note, source=source,
-                           seconds=label.seconds, labelled_at=label.labelled_at)
+        batch.append(dict(task_id=label.task_id, annotator=label.annotator, broken=label.broken,
+                          severity=label.severity, family=label.family, note=label.note, source=source,
+                          seconds=label.seconds, labelled_at=label.labelled_at))
         added += 1
+    store.record_labels(pack, batch)  # one transaction: a database failure stores none of the file
     return ImportSummary(added=added, blank=blank, already_stored=again)
 
 

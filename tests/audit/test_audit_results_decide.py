@@ -106,3 +106,15 @@ def test_labels_round_trip_through_the_store_and_the_latest_per_annotator_counts
     assert [(r["annotator"], r["broken"]) for r in latest] == [("x", False), ("y", True)]
     assert len(store.labels("p", latest=False)) == 3
     assert consensus(latest)["a"].broken  # 1 of 2: a tie goes to broken
+
+
+def test_a_batch_of_labels_is_stored_whole_or_not_at_all(tmp_path):
+    import sqlalchemy as sa
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    good = {"task_id": "a", "annotator": "x", "broken": True, "severity": 2, "family": "underspecified"}
+    with pytest.raises(sa.exc.IntegrityError):  # the database refuses the second row: the first is not kept
+        store.record_labels("p", [good, {**good, "task_id": None}])
+    assert store.labels("p", latest=False) == []
+    store.record_labels("p", [good, {**good, "annotator": "y"}])
+    assert len(store.labels("p")) == 2
