@@ -106,13 +106,10 @@ def cli_investigator(harness_spec: str, endpoint: ModelEndpoint | None, seeds: i
         raise UserError(f"the investigator harness {harness.name} needs a model: give --model")
     budget = budget or DEFAULT_BUDGET
     run_id = time.strftime("audit-investigator-%Y%m%d-%H%M%S")
-    own: list[Any] = []
+    own_images = ImageBuilder(client, ca_bundle=ca_bundle, log=log)
 
     def run(task: TaskSpec, ctx: AuditContext, todo: list[int]) -> list[Finding]:
-        images = getattr(ctx.validator, "images", None)
-        if images is None:
-            own[:] = own or [ImageBuilder(client, ca_bundle=ca_bundle, log=log)]
-            images = own[0]
+        images = getattr(ctx.validator, "images", None) or own_images
         plumbing = TrialContext(run_id=run_id, pack=ctx.pack, client=client, images=images, budget=budget,
                                 limits=Limits())
         return investigate(task, ctx, harness=harness, endpoint=endpoint, seeds=todo, prompt_path=prompt_path,
@@ -239,6 +236,7 @@ def judge(task_id: str, seed: int, seen: Investigation, evidence: dict[str, Any]
 
 def _redacted(seen: Investigation, secrets: list[str]) -> Investigation:
     agent = seen.agent.model_copy(update={"error": redact(seen.agent.error, secrets),
+                                          "patch": redact(seen.agent.patch, secrets, patterns=False),
                                           "trajectory": redact(seen.agent.trajectory, secrets)})
     raw = redact(seen.raw, secrets) if seen.raw is not None else None
     return Investigation(agent, raw, redact(seen.log, secrets), seen.verdict_problem)
