@@ -3,8 +3,9 @@
 Each seed gets a trial's agent sandbox (the task image at base, ``network_mode=none``, the trial's
 limits; a CLI agent reaches its model only through the relay, ``minimal`` calls it from the host, as
 in a trial: ``trial.run_harness``). Before the harness starts, ``/tmp/audit/`` in the sandbox gets
-``statement.md``, ``test.patch``, ``gold.patch`` and ``task.json`` (test lists and the grader's test
-command; the root file system is read-only, /tmp is the agent's). The harness's problem statement is
+``statement.md``, ``test.patch``, ``gold.patch``, ``task.json`` (test lists and the grader's test
+command) and ``run_tests.sh`` (that command), owned by the agent's user (the root file system is
+read-only; /tmp is the agent's). The harness's problem statement is
 the investigation prompt (``audits/investigator-prompt.md``, placeholders filled); the built-in
 ``minimal`` runs with its ``audit`` system prompt. The verdict is the JSON file
 ``/tmp/audit/verdict.json`` the agent writes (``verdicts.parse_verdict``; its last message is not
@@ -46,6 +47,8 @@ PROMPT_PATH = Path(__file__).resolve().parents[2] / "audits" / "investigator-pro
 AUDIT_DIR = "/tmp/audit"
 VERDICT_FILE = f"{AUDIT_DIR}/verdict.json"
 MAX_VERDICT_BYTES = 64 * 1024
+DEFAULT_BUDGET = Budget(max_steps=60)
+"""Per seed, unless the caller gives one: model calls (the pack's agent timeout bounds the wall time)."""
 EVIDENCE_COMMANDS, EVIDENCE_OUTPUT = 40, 600
 """Commands listed in a finding's evidence, and characters of each one's output (the trajectory has all)."""
 
@@ -67,7 +70,7 @@ def investigation_context(ctx: AuditContext, *, budget: Budget | None = None, li
         raise UserError("the investigator needs Docker: the audit has no validator (engine, image builder)")
     images = ctx.validator.images
     return TrialContext(run_id=run_id or time.strftime("audit-%Y%m%d-%H%M%S"), pack=ctx.pack, client=images.client,
-                        images=images, budget=budget or Budget(), limits=limits or Limits())
+                        images=images, budget=budget or DEFAULT_BUDGET, limits=limits or Limits())
 
 
 def investigate(task: TaskSpec, ctx: AuditContext, *, harness: Harness, endpoint: ModelEndpoint | None,
@@ -84,10 +87,6 @@ def investigate(task: TaskSpec, ctx: AuditContext, *, harness: Harness, endpoint
     plumbing = plumbing or investigation_context(ctx)
     harness = for_investigation(harness)
     return [_one_seed(task, plumbing, harness, endpoint, seed, template, out_dir) for seed in seeds]
-
-
-DEFAULT_BUDGET = Budget(max_steps=60)
-"""Per seed, unless the caller gives one: model calls (the pack's agent timeout bounds the wall time)."""
 
 
 def cli_investigator(harness_spec: str, endpoint: ModelEndpoint | None, seeds: int, *, client: Any,
