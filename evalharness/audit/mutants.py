@@ -1,0 +1,438 @@
+"""Mutants of a gold patch: incomplete or wrong fixes a strong test suite should reject (``docs/audit.md``).
+
+A mutant is the gold patch changed in one way, written as a patch against the base, of one of three kinds:
+
+- ``dropped_hunk``: one hunk of the gold patch left out (when it has more than one);
+- ``reverted_block``: one run of changed lines inside a hunk put back as it was at base (when the hunk has
+  more than one such run);
+- ``partial_file``: only one file's part of the fix (when it touches more than one file);
+- ``ast:<class>``: one mutation class of ``sources/inject/mutations.py`` (or ``dropped_argument``: one
+  argument of a call left out) applied to the patched file at a site that starts on a line the gold patch
+  added.
+
+Candidates are dropped when they equal the base or the gold, differ from the gold only where nothing can
+matter (documentation files, comments, docstrings: same Python AST without docstrings), do not parse, or
+repeat another. At most ``cap`` are kept, chosen by a seeded shuffle and taken in turn from the kinds
+(and, inside ``ast``, in turn from the mutation classes), so every kind gets its share.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from evalharness.sources.inject import mutations
+
+DEFAULT_CAP = 12
+STRUCTURAL = ("dropped_hunk", "reverted_block", "partial_file")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_DOC_SUFFIXES = (".rst", ".md", ".txt", ".rdoc", ".adoc")
+_DOC_NAMES = ("CHANGES", "CHANGELOG", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUTORS", "README")
+
+State = dict[str, "str | None"]
+"""Touched paths -> file text (None: the file does not exist)."""
+
+
+class PatchUnsupported(ValueError):
+    """The gold patch cannot be taken apart here (binary, rename, or it does not match the base given)."""
+
+
+@dataclass
+class Hunk:
+    old_start: int
+    old_len: int
+    new_start: int
+    lines: list[tuple[str, str]]
+    """(op, text with its line ending): op is " ", "-" or "+"."""
+
+    def added_lines(self) -> list[int]:
+        """Line numbers (1-based, in the patched file) of the lines this hunk adds."""
+        out, at = [], self.new_start
+        for op, _ in self.lines:
+            if op == "+":
+                out.append(at)
+            if op != "-":
+                at += 1
+        return out
+
+
+@dataclass
+class FilePatch:
+    old_path: str | None
+    new_path: str | None
+    hunks: list[Hunk] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    kind: str
+    """``dropped_hunk``, ``partial_file`` or ``ast:<mutation class>``."""
+    description: str
+    patch: str
+    """The mutant as a patch against the base (what is graded)."""
+    change: str
+    """How it differs from the gold patch (a diff from the patched tree to the mutant's)."""
+
+    @property
+    def family(self) -> str:
+        return self.kind.split(":")[0]
+
+
+def parse_patch(patch: str) -> list[FilePatch]:
+    """The files and hunks of a unified git diff (PatchUnsupported for binary patches and renames)."""
+    files: list[FilePatch] = []
+    lines = patch.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("diff --git "):
+            files.append(FilePatch(None, None))
+        elif line.startswith(("GIT binary patch", "Binary files ")):
+            raise PatchUnsupported(f"binary change to {files[-1].path if files else '?'}")
+        elif line.startswith(("rename from ", "copy from ")):
+            raise PatchUnsupported(f"rename or copy in the patch: {line}")
+        elif line.startswith("--- ") and files and not files[-1].hunks:
+            files[-1].old_path = _path(line[4:])
+        elif line.startswith("+++ ") and files and not files[-1].hunks:
+            files[-1].new_path = _path(line[4:])
+        elif (m := _HUNK.match(line)) and files:
+            hunk, i = _read_hunk(lines, i + 1, m)
+            files[-1].hunks.append(hunk)
+            continue
+        i += 1
+    return [f for f in files if f.hunks]
+
+
+def _path(text: str) -> str | None:
+    text = text.split("\t")[0].strip()
+    return None if text == "/dev/null" else text[2:] if text[:2] in ("a/", "b/") else text
+
+
+def _read_hunk(lines: list[str], i: int, m: re.Match) -> tuple[Hunk, int]:
+    old_len = 1 if m.group(2) is None else int(m.group(2))
+    new_len = 1 if m.group(4) is None else int(m.group(4))
+    hunk = Hunk(int(m.group(1)), old_len, int(m.group(3)), [])
+    old_left, new_left = old_len, new_len
+    while i < len(lines) and (old_left > 0 or new_left > 0 or lines[i].startswith("\\")):
+        line = lines[i]
+        if line.startswith("\\"):
+            if hunk.lines:
+                op, text = hunk.lines[-1]
+                hunk.lines[-1] = (op, text.removesuffix("\n"))
+        else:
+            op = line[:1] if line[:1] in " -+" else " "
+            hunk.lines.append((op, line[1:] + "\n"))
+            old_left -= op != "+"
+            new_left -= op != "-"
+        i += 1
+    return hunk, i
+
+
+def apply_hunks(base: str, hunks: list[Hunk], path: str = "") -> str:
+    """``base`` with ``hunks`` (in base coordinates, any subset of one file's hunks) applied."""
+    lines = base.splitlines(keepends=True)
+    out: list[str] = []
+    pos = 0
+    for h in hunks:
+        start = h.old_start if h.old_len == 0 else h.old_start - 1
+        old = [t for op, t in h.lines if op != "+"]
+        if lines[start:start + len(old)] != old or start < pos:
+            raise PatchUnsupported(f"the gold patch does not match the base of {path} at line {h.old_start}")
+        out += lines[pos:start] + [t for op, t in h.lines if op != "-"]
+        pos = start + len(old)
+    return "".join(out + lines[pos:])
+
+
+def file_state(fp: FilePatch, base: str | None, hunks: list[Hunk]) -> str | None:
+    """One file after applying ``hunks`` of its patch: None when it does not exist."""
+    if fp.old_path is None and not hunks:
+        return None
+    if fp.new_path is None and len(hunks) == len(fp.hunks):
+        return None
+    return apply_hunks(base or "", hunks, fp.path)
+
+
+def render(base: State, state: State) -> str:
+    """A git patch taking the base files to ``state`` (git's own diff; new and deleted files included)."""
+    with tempfile.TemporaryDirectory(prefix="eh-mutant-") as tmp:
+        for side, files in (("a", base), ("b", {**base, **state})):
+            Path(tmp, side).mkdir()
+            for path, text in files.items():
+                if text is not None:
+                    target = Path(tmp, side, path)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(text.encode())
+        done = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "--no-color", "--no-ext-diff",
+                               "--full-index", "a", "b"], cwd=tmp, capture_output=True,
+                              env={"HOME": tmp, "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"})
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"git diff failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode()
+
+
+# --- what can matter ---------------------------------------------------------------------------
+
+def is_doc_path(path: str) -> bool:
+    """Documentation, not code: doc suffixes, a ``doc``/``docs`` folder, changelogs and the like."""
+    parts = path.split("/")
+    return (path.endswith(_DOC_SUFFIXES) or bool({"doc", "docs"} & set(parts[:-1]))
+            or parts[-1].upper().startswith(_DOC_NAMES))
+
+
+def _meaning(path: str, text: str | None) -> str | None:
+    """What of a file can change behaviour: its AST without docstrings (Python), else its non-blank lines."""
+    if text is None:
+        return None
+    if path.endswith(".py"):
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            pass
+        else:
+            for node in ast.walk(tree):
+                body = getattr(node, "body", None)
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                        and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                        and isinstance(body[0].value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
+            return ast.dump(tree)
+    keep = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return "\n".join(keep)
+
+
+def _parses(path: str, text: str | None) -> bool:
+    if text is None or not path.endswith(".py"):
+        return True
+    try:
+        ast.parse(text)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def verdict(state: State, base: State, gold: State, seen: set) -> str:
+    """Why a candidate is dropped (``same_as_base``, ``same_as_gold``, ``cannot_matter``, ``invalid_syntax``,
+    ``duplicate``), or "" when it is kept (pure)."""
+    full = {**gold, **state}
+    if all(full[p] == base.get(p) for p in full):
+        return "same_as_base"
+    differ = [p for p in full if full[p] != gold[p]]
+    if not differ:
+        return "same_as_gold"
+    if all(is_doc_path(p) or _meaning(p, full[p]) == _meaning(p, gold[p]) for p in differ):
+        return "cannot_matter"
+    if any(_parses(p, gold[p]) and not _parses(p, full[p]) for p in differ):
+        return "invalid_syntax"
+    key = tuple(sorted((p, full[p] or "") for p in full))
+    if key in seen:
+        return "duplicate"
+    seen.add(key)
+    return ""
+
+
+# --- candidates and the choice -----------------------------------------------------------------
+
+def candidates(files: list[FilePatch], base: State, gold: State) -> list[tuple[str, str, State]]:
+    """Every candidate mutant as (kind, description, changed files), in a stable order."""
+    out: list[tuple[str, str, State]] = []
+    n_hunks = sum(len(f.hunks) for f in files)
+    for fp in files:
+        for j, hunk in enumerate(fp.hunks):
+            if n_hunks > 1:
+                kept = [h for k, h in enumerate(fp.hunks) if k != j]
+                out.append(("dropped_hunk", f"{fp.path}: hunk {j + 1} of {len(fp.hunks)} left out "
+                            f"(base line {hunk.old_start})", {fp.path: file_state(fp, base[fp.path], kept)}))
+    for fp in files:
+        for j, hunk in enumerate(fp.hunks):
+            blocks = change_blocks(hunk)
+            for b, (lo, hi) in enumerate(blocks if len(blocks) > 1 else []):
+                reverted = Hunk(hunk.old_start, hunk.old_len, hunk.new_start,
+                                [(" ", t) if op == "-" and lo <= k < hi else (op, t)
+                                 for k, (op, t) in enumerate(hunk.lines) if not (op == "+" and lo <= k < hi)])
+                hunks = [reverted if k == j else h for k, h in enumerate(fp.hunks)]
+                out.append(("reverted_block", f"{fp.path}: change {b + 1} of {len(blocks)} in hunk {j + 1} "
+                            f"reverted (base line {hunk.old_start})", {fp.path: file_state(fp, base[fp.path], hunks)}))
+    if len(files) > 1:
+        for fp in files:
+            out.append(("partial_file", f"only the change to {fp.path}", {fp.path: gold[fp.path]}
+                        | {f.path: base[f.path] for f in files if f is not fp}))
+    for fp in files:
+        out += _ast_candidates(fp, gold[fp.path])
+    return out
+
+
+def change_blocks(hunk: Hunk) -> list[tuple[int, int]]:
+    """The runs of removed and added lines of a hunk, as [start, end) indexes into its lines."""
+    blocks, start = [], None
+    for k, (op, _) in enumerate([*hunk.lines, (" ", "")]):
+        if op != " " and start is None:
+            start = k
+        elif op == " " and start is not None:
+            blocks.append((start, k))
+            start = None
+    return blocks
+
+
+def _ast_candidates(fp: FilePatch, text: str | None) -> list[tuple[str, str, State]]:
+    if text is None or not fp.path.endswith(".py") or is_doc_path(fp.path):
+        return []
+    added = {n for h in fp.hunks for n in h.added_lines()}
+    lines = text.splitlines(keepends=True)
+    out = []
+    for start, end, indent in units(text, added):
+        snippet = "".join(line[indent:] if line.strip() else line for line in lines[start - 1:end])
+        try:
+            found = [s for s in mutations.sites(snippet, fp.path) if s.line + start - 1 in added]
+            found += [s for s in argument_sites(snippet, fp.path) if s.line + start - 1 in added]
+        except (cst.ParserSyntaxError, RecursionError):
+            continue
+        for site in found:
+            try:
+                mutated = (drop_argument(snippet, site) if site.mutation == "dropped_argument"
+                           else mutations.apply(snippet, site))
+            except (cst.ParserSyntaxError, RecursionError, ValueError):
+                continue
+            body = "".join(" " * indent + line if line.strip() else line
+                           for line in mutated.splitlines(keepends=True))
+            out.append((f"ast:{site.mutation}", f"{fp.path}:{site.line + start - 1}: {site.before[:80]} -> "
+                        f"{site.after[:80]}", {fp.path: "".join(lines[:start - 1]) + body + "".join(lines[end:])}))
+    return out
+
+
+class _Arguments(cst.CSTTransformer):
+    """Numbers (call, argument) pairs in traversal order; records them, or drops the ``target``-th."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, path: str, target: int | None):
+        super().__init__()
+        self.path, self.target, self.count, self.sites = path, target, 0, []
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        result = updated
+        for i, arg in enumerate(original.args if len(original.args) > 1 or original.args[:1] and
+                                original.args[0].keyword else []):
+            if arg.star:
+                continue
+            if self.target is None:
+                line = self.get_metadata(PositionProvider, original).start.line
+                self.sites.append(mutations.Site("dropped_argument", self.path, self.count, line, "",
+                                                 mutations._code(original)[:200], f"without {mutations._code(arg)}"))
+            elif self.count == self.target:
+                args = [a for k, a in enumerate(updated.args) if k != i]
+                if args:
+                    args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                result = updated.with_changes(args=args)
+            self.count += 1
+        return result
+
+
+def argument_sites(source: str, path: str) -> list[mutations.Site]:
+    """Every (call, argument) of ``source`` whose argument can be left out: any argument of a call of two
+    or more, or a lone keyword argument."""
+    walker = _Arguments(path, None)
+    MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True).visit(walker)
+    return walker.sites
+
+
+def drop_argument(source: str, site: mutations.Site) -> str:
+    return MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True).visit(_Arguments(site.path,
+                                                                                           site.ordinal)).code
+
+
+def units(text: str, added: set[int]) -> list[tuple[int, int, int]]:
+    """The smallest functions (else top-level statements) holding added lines, as (first line, last line,
+    indentation): mutating a unit alone is much faster than the whole module, and gives the same bytes.
+    A unit is only used when cutting its indentation and putting it back gives its exact text; the whole
+    module is the one unit when the file does not parse here."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return [(1, len(text.splitlines()), 0)]
+    lines = text.splitlines(keepends=True)
+    found: set[tuple[int, int, int]] = set()
+    for n in sorted(added):
+        unit = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _span(node)[0] <= n <= _span(node)[1]:
+                if unit is None or _span(node)[0] >= _span(unit)[0]:
+                    unit = node
+        if unit is not None and not _cuts(lines, *_span(unit), unit.col_offset):
+            unit = None
+        if unit is None:
+            unit = next((s for s in tree.body if _span(s)[0] <= n <= _span(s)[1]), None)
+            if unit is None:
+                continue
+        found.add((*_span(unit), unit.col_offset))
+    return sorted(found)
+
+
+def _span(node: ast.AST) -> tuple[int, int]:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return first, node.end_lineno or node.lineno
+
+
+def _cuts(lines: list[str], start: int, end: int, indent: int) -> bool:
+    """Do the lines ``start..end`` all begin with ``indent`` spaces (blank lines aside)?"""
+    return all(not line.strip() or line[:indent] == " " * indent for line in lines[start - 1:end])
+
+
+def choose(found: list[tuple[str, str, State]], cap: int, rng: random.Random) -> list[tuple[str, str, State]]:
+    """At most ``cap``, in turn from the kinds (dropped_hunk, partial_file, ast) and, inside ast, from the
+    mutation classes; each group shuffled by ``rng``."""
+    groups: dict[str, dict[str, list]] = {}
+    for item in found:
+        family = item[0].split(":")[0]
+        groups.setdefault(family, {}).setdefault(item[0], []).append(item)
+    queues = []
+    for family in STRUCTURAL + ("ast",):
+        kinds = groups.get(family, {})
+        for items in kinds.values():
+            rng.shuffle(items)
+        queues.append(_round_robin([kinds[k] for k in sorted(kinds)]))
+    return _round_robin(queues)[:cap]
+
+
+def _round_robin(lists: list[list]) -> list:
+    out, i = [], 0
+    while any(i < len(x) for x in lists):
+        out += [x[i] for x in lists if i < len(x)]
+        i += 1
+    return out
+
+
+def generate(patch: str, base: State, *, cap: int = DEFAULT_CAP, seed: int | str = 0) -> tuple[list[Mutant], Counter]:
+    """The mutants of ``patch`` (``base``: every touched path -> its text at base, None if absent) and the
+    count of candidates dropped, by reason. Deterministic for a given ``seed``."""
+    files = parse_patch(patch)
+    if not files:
+        raise PatchUnsupported("the gold patch has no hunks")
+    base = {fp.path: base.get(fp.path) for fp in files} | {fp.old_path: base.get(fp.old_path)
+                                                            for fp in files if fp.old_path}
+    gold = {fp.path: file_state(fp, base[fp.path], fp.hunks) for fp in files}
+    dropped: Counter = Counter()
+    kept, seen = [], set()
+    for kind, description, state in candidates(files, base, gold):
+        why = verdict(state, base, gold, seen)
+        if why:
+            dropped[why] += 1
+        else:
+            kept.append((kind, description, state))
+    chosen = choose(kept, cap, random.Random(f"{seed}"))
+    dropped["over_cap"] = len(kept) - len(chosen)
+    mutants = [Mutant(kind, description, render(base, {**gold, **state}), render(gold, {**gold, **state}))
+               for kind, description, state in chosen]
+    return mutants, +dropped
