@@ -108,6 +108,16 @@ class Auditor:
             for finding in fresh:
                 finding.inputs_hash = digest
                 out.append((finding, True))
+        if out and any(fresh for _, fresh in out):
+            from evalharness.audit.verdicts import ensemble
+
+            combined = ensemble([f for f, _ in out])  # seed ENSEMBLE_SEED (-1): most severe wins, agreement kept
+            combined.inputs_hash = digest
+            out.append((combined, True))
+        elif out:
+            kept = self._stored.get((task.instance_id, "investigator", -1))
+            if kept is not None:
+                out.append((Finding.from_json(kept), False))
         return out
 
     def audit_task(self, task: TaskSpec) -> list[Finding]:
@@ -150,8 +160,8 @@ class Auditor:
 
 
 def summary_line(findings: list[Finding]) -> str:
-    flagged = [f"{f.probe}{'#' + str(f.seed) if f.seed else ''} ({f.family}, severity {f.severity})"
-               for f in findings if f.flagged]
+    flagged = [f"{f.probe}{' ensemble' if f.seed < 0 else '#' + str(f.seed) if f.seed else ''} "
+               f"({f.family}, severity {f.severity})" for f in findings if f.flagged]
     other = {s: sum(f.status == s for f in findings) for s in ("skipped", "error", "invalid")}
     tail = ", ".join(f"{n} {s}" for s, n in other.items() if n)
     head = ("flagged by " + "; ".join(flagged)) if flagged else "no probe flags it"

@@ -33,6 +33,8 @@ from evalharness.audit.findings import FAMILIES
 from evalharness.stats.agreement import agreement_table, cohen_kappa, fleiss, krippendorff_alpha
 from evalharness.stats.prevalence import corrected_prevalence, labelled_share
 
+ENSEMBLE_SEED = -1
+"""The seed under which the investigator's ensemble of seeds is stored (``audit.verdicts.ENSEMBLE_SEED``)."""
 BLOCKING = ("validity", "overly_strict", "underspecified", "environment")
 """Families whose defect keeps a correct fix from being graded resolved (they set the ceiling)."""
 MIN_SEVERITY = 2
@@ -57,6 +59,10 @@ def _ensembled(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by_key[(r["task_id"], r["probe"])].append(r)
     out = []
     for group in by_key.values():
+        combined = [r for r in group if r["seed"] == ENSEMBLE_SEED]
+        if combined:  # the investigator's stored ensemble of its seeds
+            out.append(combined[0])
+            continue
         ok = [r for r in group if r["status"] == "ok"]
         out.append(max(ok, key=lambda r: (bool(r["flagged"]), r["severity"])) if ok else group[0])
     return out
@@ -216,7 +222,7 @@ def audit_results(task_ids: list[str], findings: list[dict[str, Any]], labels: l
     per_probe = {}
     for p in probes:
         pf = task_flags(findings, task_ids, min_severity=1, probes=[p])
-        status = Counter(r["status"] for r in findings if r["probe"] == p)
+        status = Counter(r["status"] for r in findings if r["probe"] == p and r["seed"] != ENSEMBLE_SEED)
         per_probe[p] = {"flagged": sum(f.flagged for f in pf.values()), "audited": sum(f.audited for f in pf.values()),
                         "status": dict(status), "vs_humans": _kappa_vs_humans(pf, humans, level)}
     blocking = broken_fraction(flags, humans, level=level, families=BLOCKING)

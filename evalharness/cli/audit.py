@@ -93,7 +93,8 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
     store = _audit_store(runs_dir, db)
     trials = _trials(store, run_ids, pack.name)
     ctx, cleanup, client = _context(pack, trials, no_docker, ca_bundle)
-    investigator = _investigator(harness, model, api_base, api_key_env, model_config, seeds, client, ca_bundle)
+    investigator = _investigator(harness, model, api_base, api_key_env, model_config, seeds, client, ca_bundle,
+                                 audits_dir)
     auditor = Auditor(pack, store, ctx, probes, out_dir=audits_dir, investigator=investigator, force=force)
     click.echo(f"auditing {len(chosen)} task(s) of {pack.name} with {', '.join(p.name for p in probes) or 'no probe'}"
                + (f" and the investigator ({harness}, {seeds} seed(s))" if investigator else ""), err=True)
@@ -159,7 +160,7 @@ def _context(pack, trials, no_docker, ca_bundle):
     return ctx, lambda: remove_labelled(client, run_id), client
 
 
-def _investigator(harness, model, api_base, api_key_env, model_config, seeds, client, ca_bundle):
+def _investigator(harness, model, api_base, api_key_env, model_config, seeds, client, ca_bundle, audits_dir):
     if harness is None:
         if model:
             raise UserError("--model is for the investigator: give --investigator HARNESS too")
@@ -171,7 +172,7 @@ def _investigator(harness, model, api_base, api_key_env, model_config, seeds, cl
 
     endpoints = _model_endpoints([model] if model else [], model_config, api_base=api_base, api_key_env=api_key_env)
     return cli_investigator(harness, endpoints[0] if endpoints else None, seeds, client=client, ca_bundle=ca_bundle,
-                            log=lambda line: click.echo(line, err=True))
+                            log=lambda line: click.echo(line, err=True), audits_dir=audits_dir)
 
 
 def _write_results(pack, store, trials, audits_dir: Path, min_severity: int) -> dict:

@@ -93,7 +93,10 @@ def test_investigator_seeds_are_stored_one_by_one_and_only_missing_seeds_run(tmp
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
     assert asked == [(tasks[0].instance_id, [1, 2])]
-    assert [(r["seed"], r["flagged"]) for r in store.findings(pack.name)] == [(1, False), (2, True)]
+    stored = [(r["seed"], r["flagged"]) for r in store.findings(pack.name)]
+    assert stored == [(-1, True), (1, False), (2, True)]  # the ensemble (seed -1): the most severe seed wins
+    [combined] = [r for r in store.findings(pack.name) if r["seed"] == -1]
+    assert combined["evidence"]["agreement"] == 0.5
     asked.clear()
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=3, config={"m": 1})).run(tasks[:1], log=lambda _: None)
