@@ -1,15 +1,15 @@
 """The too-weak-tests probe (``mutants``) against UTBoost's tasks whose tests were found insufficient.
 
     .venv/bin/python benchmarks/audit_mutants.py [--pack /work/lite-bench] [--out /tmp/audit-mutants]
-        [--cap 6] [--negatives 12] [--max-gold-s 60] [--report-only]
+        [--cap 4] [--negatives 12] [--max-gold-s 60] [--report-only]
 
 Reference labels: a task is positive when it is a key of UTBoost's ``augTest.json`` (UTBoost found its
 tests insufficient and augmented them), negative otherwise. Sample (SWE-bench Lite tasks of the pack
 whose validation report is ok and whose gold run takes at most ``--max-gold-s`` seconds, so that the
 sample fits in an hour on two shared cores): every UTBoost positive, plus the ``--negatives`` fastest
 other tasks, taken in turn from the repositories flask, seaborn, xarray, pylint, pytest and sympy.
-A report made before the pack's recipes last changed still picks the sample (the probe then grades the gold
-patch once more as a control, since the current report is missing). Sphinx is left out of the negatives (its Lite tasks have no UTBoost positives to compare with, and
+A report made before the pack's recipes last changed still picks the sample, and stands for the current one
+when it graded the image the task has now (else the probe grades the gold patch once more as a control). Sphinx is left out of the negatives (its Lite tasks have no UTBoost positives to compare with, and
 negatives from the positives' repositories make the comparison fairer). Tasks alternate positive and
 negative, fastest first, so an interrupted run is still balanced.
 
@@ -71,6 +71,19 @@ def sample(pack, positives: set[str], negatives: int, max_gold_s: float) -> tupl
         left_out
 
 
+def _same_image_report(pack, validator, task) -> dict | None:
+    """A report made before the recipes last changed, when it graded the image the task has now (so the gold
+    patch need not be graded again as a control); None otherwise."""
+    from evalharness.validation import report_path
+
+    path = report_path(pack, task)
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text())
+    current = validator.images.task_image(pack, task)
+    return report if report.get("image", "").split(":")[-1] == current.split(":")[-1] else None
+
+
 def run_probe(pack, tasks: list, out: Path, cap: int) -> None:
     from evalharness.audit.context import AuditContext, GitBaseCode
     from evalharness.audit.probes.mutants import MutantsProbe
@@ -81,7 +94,8 @@ def run_probe(pack, tasks: list, out: Path, cap: int) -> None:
     client, run_id, _, _, validator = grading_validator(pack, "audit-mutants")
     ctx = AuditContext(pack, base_code=lambda t: GitBaseCode(MIRRORS / f"{t.repo.replace('/', '__')}.git",
                                                              t.base_commit),
-                       validation=lambda t: load_report(pack, t), validator=validator,
+                       validation=lambda t: load_report(pack, t) or _same_image_report(pack, validator, t),
+                       validator=validator,
                        log=lambda m: print(m, flush=True))
     probe = MutantsProbe(cap=cap)
     try:
@@ -180,7 +194,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pack", type=Path, default=REPO.parent / "lite-bench")
     ap.add_argument("--out", type=Path, default=Path("/tmp/audit-mutants"))
-    ap.add_argument("--cap", type=int, default=6)
+    ap.add_argument("--cap", type=int, default=4)
     ap.add_argument("--negatives", type=int, default=12)
     ap.add_argument("--max-gold-s", type=float, default=60.0)
     ap.add_argument("--report-only", action="store_true")
