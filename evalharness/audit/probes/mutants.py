@@ -1,7 +1,8 @@
 """The too-weak-tests probe: grade mutants of the gold patch with the task's tests (``docs/audit.md``).
 
-Mutants (``audit/mutants.py``: dropped hunks, one file's part of the fix, AST mutations of the added lines)
-are graded like any patch, with the task's FAIL_TO_PASS and PASS_TO_PASS, through ``ctx.validator``.
+Mutants (``audit/mutants.py``: dropped hunks, reverted changes, one file's part of the fix, AST mutations of
+the added lines) are graded like any patch, with the task's FAIL_TO_PASS and PASS_TO_PASS, through
+``ctx.validator``.
 
 - A mutant is *killed* when a FAIL_TO_PASS test does not pass on it (a timeout or a test run that cannot
   run counts as killed); it *survives* otherwise; it is *accepted* when the whole grading resolves (every
@@ -73,8 +74,9 @@ class MutantsProbe:
     family: str = "too_weak_tests"
     version: int = 1
     needs: str = "docker"
-    rule: str = ("Mutants of the gold patch (a hunk left out, one file's part of the fix, AST mutations of the "
-                 "added lines) are graded with FAIL_TO_PASS and PASS_TO_PASS; mutation score = killed / graded. "
+    rule: str = ("Mutants of the gold patch (a hunk left out, a change inside a hunk reverted, one file's part of "
+                 "the fix, AST mutations of the added lines) are graded with FAIL_TO_PASS and PASS_TO_PASS; "
+                 "mutation score = killed / graded. "
                  "Flagged when a structural mutant passes every listed test, or when at least two AST mutants "
                  "(a fifth of the graded) do.")
 
