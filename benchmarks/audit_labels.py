@@ -46,6 +46,30 @@ AGENTLESS = DATA / "agentless" / "swebench_lite_classifications.csv"
 TITLE = "Audit probes against human labels"
 LEAK_PRIMARY = ("Exact patch", "Complete steps in NL")
 LEAK_SECONDARY = LEAK_PRIMARY + ("Some steps in NL",)
+THRESHOLD_SUBSETS = ("mirrored, base code", "all labelled Lite, patches only", "all Lite (primary)")
+DOC = REPO / "docs" / "audit-probes-vs-labels.md"
+START, END = "<!-- audit-labels:start -->", "<!-- audit-labels:end -->"
+NOTES = """
+- Measured by `.venv/bin/python benchmarks/audit_labels.py` (about a minute on 2 cores; git grep over the
+  mirrors for the base-code subsets). Rows: probe flag yes / no; columns: label yes / no. Kappa: Cohen's, 95%
+  large-sample interval; precision and recall: 95% Wilson intervals. Method, rules, the before/after of the
+  rule changes and the ideas tried and dropped: `docs/audit-probes-vs-labels.md`.
+- **leak** agrees with Agentless beyond chance (kappa 0.36, interval above 0). Primary label: "Exact patch" or
+  "Complete steps in NL", the two categories where the statement holds the whole fix, which is what a leak
+  is; "Some steps in NL" gives part of it (a hint), so it is the secondary reading. The probe reads code, not
+  prose: it flags 12 of the 13 "Exact patch" tasks and 4 of the 29 "Complete steps in NL" ones; 5 of its flags
+  fall on tasks Agentless calls "Misleading" (the statement carries code, a wrong or partial fix).
+- **strict_literals** agrees with OpenAI's false_negative >= 2 only weakly: kappa 0.15 (0.02 to 0.27) over the
+  231 labelled Lite tasks; on the 100 mirrored ones, with the code at base, 0.14 (-0.02 to 0.30), an interval
+  that holds 0. Most of OpenAI's false-negative notes are semantic (the tests cover cases beyond the issue,
+  or one approach) and no string or name shows them.
+- **underspecified is not better than chance** against OpenAI's underspecified >= 2 (every interval holds 0).
+  Its rule, a name or message the tests need that only the gold patch brings and the statement never gives,
+  almost never holds on Lite (1 of the 100 mirrored tasks with the code at base); OpenAI's raters judged the
+  statement's vagueness (no expected behaviour, an unsure reporter), which this rule does not read.
+- The rules were changed looking only at the labelled tasks outside the 8 mirrored repositories; the mirrored
+  tasks were the held-out check (their rows above).
+"""
 
 
 @dataclass
@@ -115,12 +139,20 @@ def comparisons(tasks: dict) -> tuple[list[Comparison], dict]:
         out.append(_comparison(probe.name, f"OpenAI {column} >= 2", "mirrored, patches only",
                                {i: patches[i] for i in mirrored}, truth))
         out.append(_comparison(probe.name, f"OpenAI {column} >= 2", "all labelled Lite, patches only", patches, truth))
+        out.append(_comparison(probe.name, f"OpenAI {column} >= 2", "labelled, not mirrored, patches only",
+                               {i: patches[i] for i in labelled if i not in mirrored}, truth))
     leaks = run_probe(LEAK, tasks, sorted(tasks), False)
     found["leak"] = {"patches": leaks}
+    found["leak_by_category"] = {i: agentless.loc[i, "solution in description"] for i in tasks}
     for name, values in (("primary", LEAK_PRIMARY), ("secondary", LEAK_SECONDARY)):
         truth = {i: agentless.loc[i, "solution in description"] in values for i in tasks}
-        out.append(_comparison("leak", f"Agentless solution in description in {', '.join(values)}",
-                               f"all Lite ({name})", leaks, truth))
+        label = f"Agentless solution in description in {', '.join(values)}"
+        out.append(_comparison("leak", label, f"all Lite ({name})", leaks, truth))
+        if name == "primary":
+            held = {i for i in tasks if base_code_for(tasks[i][0]) is not None}
+            out.append(_comparison("leak", label, "mirrored Lite (primary)", {i: leaks[i] for i in held}, truth))
+            out.append(_comparison("leak", label, "not mirrored Lite (primary)",
+                                   {i: f for i, f in leaks.items() if i not in held}, truth))
     return out, found
 
 
@@ -130,8 +162,27 @@ def _comparison(probe: str, label: str, subset: str, findings: dict, truth: dict
                       [findings[i].severity for i in ids])
 
 
+def _kappa(s: dict) -> str:
+    if s["kappa"] != s["kappa"]:
+        return "undefined (one category only)"
+    return f"{s['kappa']:.2f} ({s['kappa_ci'][0]:.2f} to {s['kappa_ci'][1]:.2f})"
+
+
 def _pct(x: float) -> str:
     return "n/a" if x != x else f"{100 * x:.0f}%"
+
+
+def by_category(found: dict) -> str:
+    """How often the leak probe flags each of Agentless's "solution in description" categories."""
+    rows = ["| Agentless category | tasks | leak flagged | of them by gold_code / proposed_patch only |",
+            "|---|---:|---:|---|"]
+    categories = found["leak_by_category"]
+    for category in sorted(set(categories.values()), key=lambda c: -list(categories.values()).count(c)):
+        ids = [i for i, c in categories.items() if c == category]
+        flagged = [found["leak"]["patches"][i] for i in ids if found["leak"]["patches"][i].flagged]
+        proposed = sum(1 for f in flagged if not f.evidence["gold_code"])
+        rows.append(f"| {category} | {len(ids)} | {len(flagged)} | {len(flagged) - proposed} / {proposed} |")
+    return "\n".join(rows)
 
 
 def markdown(results: list[Comparison]) -> str:
@@ -141,17 +192,17 @@ def markdown(results: list[Comparison]) -> str:
         s = c.scores()
         (tp, fp), (fn, tn) = s["table"]
         rows.append(f"| {c.probe} | {c.label} | {c.subset} | {s['n']} | {_pct(s['prevalence'])} | {s['flagged']} | "
-                    f"{tp} / {fp} / {fn} / {tn} | {s['kappa']:.2f} ({s['kappa_ci'][0]:.2f} to {s['kappa_ci'][1]:.2f}) | "
+                    f"{tp} / {fp} / {fn} / {tn} | {_kappa(s)} | "
                     f"{_pct(s['precision'])} ({_pct(s['precision_ci'][0])}-{_pct(s['precision_ci'][1])}) | "
                     f"{_pct(s['recall'])} ({_pct(s['recall_ci'][0])}-{_pct(s['recall_ci'][1])}) |")
     rows += ["", "By severity threshold (flag when severity >= t):", "",
              "| probe | subset | t | flagged | TP / FP / FN / TN | kappa (95% CI) | precision | recall |",
              "|---|---|---:|---:|---|---|---:|---:|"]
-    for c in results:
+    for c in (c for c in results if c.subset in THRESHOLD_SUBSETS):
         for s in c.by_threshold():
             (tp, fp), (fn, tn) = s["table"]
             rows.append(f"| {c.probe} | {c.subset} | {s['at']} | {s['flagged']} | {tp} / {fp} / {fn} / {tn} | "
-                        f"{s['kappa']:.2f} ({s['kappa_ci'][0]:.2f} to {s['kappa_ci'][1]:.2f}) | "
+                        f"{_kappa(s)} | "
                         f"{_pct(s['precision'])} | {_pct(s['recall'])} |")
     return "\n".join(rows)
 
@@ -164,15 +215,18 @@ def main(argv: list[str] | None = None) -> int:
     if not LITE.exists():
         raise SystemExit(f"{LITE} is missing: this benchmark needs ../shared/research-data")
     results, found = comparisons(load_tasks())
-    table = markdown(results)
+    table = markdown(results) + "\n\nThe leak probe per Agentless category (all 300 Lite tasks):\n\n" + by_category(found)
     print(table)
     if args.json:
         args.json.write_text(json.dumps({"scores": [c.scores() for c in results],
                                          "findings": {p: {k: {i: f.to_json() for i, f in v.items()}
-                                                          for k, v in d.items()} for p, d in found.items()}},
+                                                          for k, v in d.items()} for p, d in found.items() if p != "leak_by_category"}},
                                         indent=1, default=str))
     if not args.no_write:
-        write_section(REPO / "BENCHMARKS.md", TITLE, table)
+        write_section(REPO / "BENCHMARKS.md", TITLE, table + "\n" + NOTES)
+        doc = DOC.read_text()
+        head, rest = doc.split(START, 1)
+        DOC.write_text(head + START + "\n" + table + "\n" + END + rest.split(END, 1)[1])
     return 0
 
 

@@ -236,3 +236,11 @@ def test_a_glob_or_regex_string_is_said_when_each_piece_between_wildcards_is(tmp
     assert "sides must.*negative" not in texts(run(STRICT_LITERALS, task(statement=pieces, test_patch=globbed),
                                                    base_dir(tmp_path)))
     assert "sides must.*negative" in texts(run(STRICT_LITERALS, task(test_patch=globbed), base_dir(tmp_path)))
+
+
+def test_a_name_the_gold_only_imports_is_not_brought_by_it():
+    imports = GOLD.replace("+def perimeter_of(width, height):\n+    return 2 * (width + height)\n",
+                           "+from calc.shapes import perimeter_of\n+HALF = perimeter_of(1, 1) / 2\n")
+    assert "perimeter_of" not in texts(run(UNDERSPECIFIED, task(patch=imports), None))
+    assert "perimeter_of" not in texts(run(STRICT_LITERALS, task(patch=imports), None))
+    assert "perimeter_of" in texts(run(UNDERSPECIFIED, task(), None))

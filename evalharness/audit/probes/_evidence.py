@@ -9,10 +9,10 @@ which way was used (``base_code`` in their evidence).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalharness.audit.context import BaseCode
-from evalharness.audit.probes.testtext import Literal, Use, Where
+from evalharness.audit.probes.testtext import Literal, Use, Where, defined_names
 
 MIN_FRAGMENT = 4
 """Shortest piece of an asserted string (between wildcards) that is looked for."""
@@ -30,12 +30,14 @@ class Known:
     """The gold patch's removed and context lines."""
     tests_kept: str
     base: BaseCode | None
+    gold_defined: set[str] = field(default_factory=set)
+    """Names the gold patch's added lines bind (``testtext.defined_names``)."""
 
     @classmethod
     def of(cls, task, base: BaseCode | None) -> "Known":
         gold_added, gold_kept = _sides(task.patch)
         _, tests_kept = _sides(task.test_patch)
-        return cls(task.problem_statement, gold_added, gold_kept, tests_kept, base)
+        return cls(task.problem_statement, gold_added, gold_kept, tests_kept, base, defined_names(task.patch))
 
     @property
     def base_mode(self) -> str:
@@ -58,6 +60,12 @@ class Known:
             return all(self.base.contains(piece) for piece in pieces)
         kept = self.gold_kept + "\n" + self.tests_kept
         return all(_has(kept, piece, name) for piece in pieces)
+
+    def gold_defines(self, name: str) -> bool:
+        """The gold patch brings the name: its added lines bind it (a new function, class, parameter,
+        attribute, constant) and its removed and context lines never mention it. An import is not a
+        definition: it names what exists elsewhere."""
+        return name in self.gold_defined and not _has(self.gold_kept, name, True)
 
     def gold_adds(self, text: str, *, name: bool = False) -> bool:
         """The gold patch's added lines hold ``text`` and its removed/context lines do not."""

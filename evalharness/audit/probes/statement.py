@@ -55,7 +55,7 @@ def _item(text: str, kind: str, wheres, **extra) -> dict:
 class Underspecified:
     name = "underspecified"
     family = "underspecified"
-    version = 1
+    version = 2
     needs = "base"
     flag_at = 1
     rule = (
@@ -63,8 +63,10 @@ class Underspecified:
         "after a dot, a keyword argument; not one the added lines define, no keyword or builtin, at least "
         f"{MIN_NAME} characters) and every asserted string (a string of a line with assert, an assert*/raises/"
         f"warns/fnmatch_lines call, match= or ==/!=; at least {MIN_LITERAL} characters with a letter). One is a "
-        "hidden requirement when the gold patch's added lines bring it (they hold it and its removed and "
-        "context lines do not), the code at base does not hold it (git grep of the base commit; without base "
+        "hidden requirement when the gold patch brings it (a name: its added lines bind it, as a def, class, "
+        "parameter, assignment or attribute, and its removed and context lines never mention it, an import "
+        "being no definition; a string: its added lines hold it and its removed and context lines do not), "
+        "the code at base does not hold it (git grep of the base commit; without base "
         "code, the patches' removed and context lines stand for the base, and the evidence says so), and the "
         "statement never mentions it (a name as a whole word, case-insensitive, a_b also as 'a b'; a string "
         "as each piece between wildcards). Severity: 1 when every hidden requirement is used only outside the "
@@ -77,7 +79,7 @@ class Underspecified:
         tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
         items = []
         for name, uses in group_uses(tests.uses).items():
-            if len(name) >= MIN_NAME and known.gold_adds(name, name=True) and not known.said(name, name=True) \
+            if len(name) >= MIN_NAME and known.gold_defines(name) and not known.said(name, name=True) \
                     and not known.at_base(name, name=True):
                 items.append(_item(name, uses[0].kind, [u.where for u in uses]))
         for value, lits in group_literals(tests.literals).items():
@@ -91,7 +93,7 @@ class Underspecified:
 class StrictLiterals:
     name = "strict_literals"
     family = "overly_strict"
-    version = 2
+    version = 3
     needs = "base"
     flag_at = 1
     rule = (
@@ -101,8 +103,8 @@ class StrictLiterals:
         "supply themselves (it is not part of a string of their non-asserting added lines, such as the name of "
         "an object they create), (b) every private name the tests touch (one leading underscore, not a dunder, "
         "as an attribute, a keyword argument, an import or a name) and (c) every name the tests use that the "
-        "gold patch's added lines bring (they hold it, its removed and context lines do not): a test calling "
-        "it rejects a correct fix that names it otherwise. One is implementation-bound when the statement does "
+        "gold patch brings (its added lines bind it, its removed and context lines never mention it): a test "
+        "calling it rejects a correct fix that names it otherwise. One is implementation-bound when the statement does "
         "not hold it (a string as each piece between glob/regex wildcards, whitespace collapsed; a name as a "
         "whole word, case-insensitive) and the code at base does not hold it either (git grep of the base "
         "commit; without base code, the patches' removed and context lines, as the evidence says). Severity: 1 "
@@ -123,7 +125,7 @@ class StrictLiterals:
             if len(name) < MIN_NAME or known.said(name, name=True):
                 continue
             private = name.startswith("_") and not name.startswith("__")
-            kind = "private_name" if private else "new_name" if known.gold_adds(name, name=True) else ""
+            kind = "private_name" if private else "new_name" if known.gold_defines(name) else ""
             if kind and not known.at_base(name, name=True):
                 items.append(_item(name, kind, [u.where for u in uses]))
         searched = {"base_code": known.base_mode, "test_files": tests.files,

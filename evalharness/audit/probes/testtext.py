@@ -25,6 +25,7 @@ import io
 import keyword
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field
 
 MIN_LITERAL = 4
@@ -94,6 +95,16 @@ def read_tests(test_patch: str, fail_to_pass: list[str]) -> TestText:
                 text.inputs += _strings(tokens)
     text.uses = [u for u in text.uses if u.name not in defined]
     return text
+
+
+def defined_names(patch: str) -> set[str]:
+    """Names the added lines of ``patch`` bind (def/class and their parameters, assignment, for/as targets)."""
+    names: set[str] = set()
+    for path, block, _ in _added_blocks(patch):
+        if path.endswith((".py", ".pyi", ".pyx")):
+            for tokens, _ in _logical_lines(path, block, set()):
+                names |= _defined(tokens)
+    return names
 
 
 def _test_name(test_id: str) -> str:
@@ -243,17 +254,20 @@ def _uses(tokens: list[tokenize.TokenInfo]) -> list[tuple[int, str, str]]:
     return out
 
 
+def _value(source: str):
+    """The value of a string token, or None (bytes, f-strings and broken literals have none here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # '\\e' in a test's regex: an invalid escape, still a string
+        try:
+            value = ast.literal_eval(source)
+        except (ValueError, SyntaxError):
+            return None
+    return value if isinstance(value, str) else None
+
+
 def _strings(tokens: list[tokenize.TokenInfo]) -> list[str]:
-    out = []
-    for tok in tokens:
-        if tok.type == tokenize.STRING:
-            try:
-                value = ast.literal_eval(tok.string)
-            except (ValueError, SyntaxError):
-                continue
-            if isinstance(value, str) and value.strip():
-                out.append(value)
-    return out
+    values = [_value(tok.string) for tok in tokens if tok.type == tokenize.STRING]
+    return [v for v in values if v and v.strip()]
 
 
 def _asserts(tokens: list[tokenize.TokenInfo]) -> bool:
@@ -268,10 +282,7 @@ def _literals(tokens: list[tokenize.TokenInfo], wheres: list[Where]) -> list[Lit
         prefix = tok.string[:tok.string.find(tok.string[-1])].lower() if tok.type == tokenize.STRING else ""
         if tok.type != tokenize.STRING or "b" in prefix or "f" in prefix:
             continue
-        try:
-            value = ast.literal_eval(tok.string)
-        except (ValueError, SyntaxError):
-            continue
-        if isinstance(value, str) and len(value.strip()) >= MIN_LITERAL and re.search(r"[A-Za-z]", value):
+        value = _value(tok.string)
+        if value is not None and len(value.strip()) >= MIN_LITERAL and re.search(r"[A-Za-z]", value):
             found.append(Literal(value, tok.string, where))
     return found
