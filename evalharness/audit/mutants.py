@@ -114,8 +114,10 @@ def verdict(state: State, base: State, gold: State, seen: set) -> str:
 
 # --- candidates and the choice -----------------------------------------------------------------
 
-def candidates(files: list[FilePatch], base: State, gold: State) -> list[tuple[str, str, State]]:
-    """Every candidate mutant as (kind, description, changed files), in a stable order."""
+def candidates(files: list[FilePatch], base: State, gold: State, added: dict[str, set[int]]
+               ) -> list[tuple[str, str, State]]:
+    """Every candidate mutant as (kind, description, changed files), in a stable order (``added``: per path,
+    the lines of the patched file the gold patch added)."""
     out: list[tuple[str, str, State]] = []
     n_hunks = sum(len(f.hunks) for f in files)
     for fp in files:
@@ -139,14 +141,13 @@ def candidates(files: list[FilePatch], base: State, gold: State) -> list[tuple[s
             out.append(("partial_file", f"only the change to {fp.path}", {fp.path: gold[fp.path]}
                         | {f.path: base[f.path] for f in files if f is not fp}))
     for fp in files:
-        out += _ast_candidates(fp, gold[fp.path])
+        out += _ast_candidates(fp, gold[fp.path], added.get(fp.path, set()))
     return out
 
 
-def _ast_candidates(fp: FilePatch, text: str | None) -> list[tuple[str, str, State]]:
+def _ast_candidates(fp: FilePatch, text: str | None, added: set[int]) -> list[tuple[str, str, State]]:
     if text is None or not fp.path.endswith(".py") or is_doc_path(fp.path):
         return []
-    added = {n for h in fp.hunks for n in h.added_lines()}
     lines = text.splitlines(keepends=True)
     out = []
     for start, end, indent in units(text, added):
@@ -279,10 +280,11 @@ def generate(patch: str, base: State, *, cap: int = DEFAULT_CAP, seed: int | str
         raise PatchUnsupported("the gold patch has no hunks")
     base = {fp.path: base.get(fp.path) for fp in files} | {fp.old_path: base.get(fp.old_path)
                                                             for fp in files if fp.old_path}
-    gold = {fp.path: file_state(fp, base[fp.path], fp.hunks) for fp in files}
+    added: dict[str, list[int]] = {fp.path: [] for fp in files}
+    gold = {fp.path: file_state(fp, base[fp.path], fp.hunks, added[fp.path]) for fp in files}
     dropped: Counter = Counter()
     kept, seen = [], set()
-    for kind, description, state in candidates(files, base, gold):
+    for kind, description, state in candidates(files, base, gold, {p: set(n) for p, n in added.items()}):
         why = verdict(state, base, gold, seen)
         if why:
             dropped[why] += 1

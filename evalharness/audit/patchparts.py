@@ -28,16 +28,6 @@ class Hunk:
     lines: list[tuple[str, str]]
     """(op, text with its line ending): op is " ", "-" or "+"."""
 
-    def added_lines(self) -> list[int]:
-        """Line numbers (1-based, in the patched file) of the lines this hunk adds."""
-        out, at = [], self.new_start
-        for op, _ in self.lines:
-            if op == "+":
-                out.append(at)
-            if op != "-":
-                at += 1
-        return out
-
 
 @dataclass
 class FilePatch:
@@ -100,28 +90,44 @@ def _read_hunk(lines: list[str], i: int, m: re.Match) -> tuple[Hunk, int]:
     return hunk, i
 
 
-def apply_hunks(base: str, hunks: list[Hunk], path: str = "") -> str:
-    """``base`` with ``hunks`` (in base coordinates, any subset of one file's hunks) applied."""
+def apply_hunks(base: str, hunks: list[Hunk], path: str = "", added: list[int] | None = None) -> str:
+    """``base`` with ``hunks`` (in base coordinates, any subset of one file's hunks) applied. As ``git apply``
+    does, a hunk whose lines are not at its stated line is applied where they are, nearest to it. The line
+    numbers (1-based, in the result) of the lines the hunks add are appended to ``added``."""
     lines = base.splitlines(keepends=True)
     out: list[str] = []
     pos = 0
     for h in hunks:
-        start = h.old_start if h.old_len == 0 else h.old_start - 1
         old = [t for op, t in h.lines if op != "+"]
-        if lines[start:start + len(old)] != old or start < pos:
+        start = _locate(lines, old, h.old_start if h.old_len == 0 else h.old_start - 1, pos)
+        if start is None:
             raise PatchUnsupported(f"the gold patch does not match the base of {path} at line {h.old_start}")
-        out += lines[pos:start] + [t for op, t in h.lines if op != "-"]
+        out += lines[pos:start]
+        for op, t in h.lines:
+            if op != "-":
+                out.append(t)
+                if op == "+" and added is not None:
+                    added.append(len(out))
         pos = start + len(old)
     return "".join(out + lines[pos:])
 
 
-def file_state(fp: FilePatch, base: str | None, hunks: list[Hunk]) -> str | None:
+def _locate(lines: list[str], old: list[str], stated: int, floor: int) -> int | None:
+    """Where ``old`` starts in ``lines`` at or after ``floor``, the nearest to ``stated``; None if nowhere."""
+    if not old:
+        return stated if floor <= stated <= len(lines) else None
+    found = [i for i in range(floor, len(lines) - len(old) + 1) if lines[i] == old[0]
+             and lines[i:i + len(old)] == old]
+    return min(found, key=lambda i: (abs(i - stated), i)) if found else None
+
+
+def file_state(fp: FilePatch, base: str | None, hunks: list[Hunk], added: list[int] | None = None) -> str | None:
     """One file after applying ``hunks`` of its patch: None when it does not exist."""
     if fp.old_path is None and not hunks:
         return None
     if fp.new_path is None and len(hunks) == len(fp.hunks):
         return None
-    return apply_hunks(base or "", hunks, fp.path)
+    return apply_hunks(base or "", hunks, fp.path, added)
 
 
 def render(base: State, state: State) -> str:

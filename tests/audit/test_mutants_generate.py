@@ -224,3 +224,14 @@ def test_decide_surviving_but_rejected_mutants_do_not_flag():
             graded("dropped_hunk", "not_applied")]
     flagged, severity, _, score = decide(rows)
     assert (flagged, severity, score) == (False, 0, 0.5)  # not-applied left out of the score
+
+
+def test_a_gold_hunk_off_its_stated_line_applies_where_its_lines_are(tmp_path):
+    base = {"lib.py": BASE}
+    patch = diff(base, {"lib.py": GOLD})
+    shifted = {"lib.py": "# a line the patch does not know\n" * 3 + BASE}  # every hunk is 3 lines off
+    made, _ = generate(patch, shifted, cap=50)
+    results = [apply(tmp_path, shifted, m.patch)["lib.py"] for m in made if m.kind == "dropped_hunk"]
+    assert "# a line the patch does not know\n" * 3 + GOLD.replace("x * 3", "x * 2") in results
+    flipped = [m.description for m in made if m.kind == "ast:flipped_comparison"]
+    assert flipped and all(d.startswith("lib.py:7:") for d in flipped)  # `if x > hi`, where it really is
