@@ -54,21 +54,20 @@ NOTES = """
   mirrors for the base-code subsets). Rows: probe flag yes / no; columns: label yes / no. Kappa: Cohen's, 95%
   large-sample interval; precision and recall: 95% Wilson intervals. Method, rules, the before/after of the
   rule changes and the ideas tried and dropped: `docs/audit-probes-vs-labels.md`.
-- **leak** agrees with Agentless beyond chance (kappa 0.36, interval above 0). Primary label: "Exact patch" or
-  "Complete steps in NL", the two categories where the statement holds the whole fix, which is what a leak
-  is; "Some steps in NL" gives part of it (a hint), so it is the secondary reading. The probe reads code, not
-  prose: it flags 12 of the 13 "Exact patch" tasks and 4 of the 29 "Complete steps in NL" ones; 5 of its flags
-  fall on tasks Agentless calls "Misleading" (the statement carries code, a wrong or partial fix).
-- **strict_literals** agrees with OpenAI's false_negative >= 2 only weakly: kappa 0.15 (0.02 to 0.27) over the
-  231 labelled Lite tasks; on the 100 mirrored ones, with the code at base, 0.14 (-0.02 to 0.30), an interval
-  that holds 0. Most of OpenAI's false-negative notes are semantic (the tests cover cases beyond the issue,
-  or one approach) and no string or name shows them.
-- **underspecified is not better than chance** against OpenAI's underspecified >= 2 (every interval holds 0).
-  Its rule, a name or message the tests need that only the gold patch brings and the statement never gives,
-  almost never holds on Lite (1 of the 100 mirrored tasks with the code at base); OpenAI's raters judged the
-  statement's vagueness (no expected behaviour, an unsure reporter), which this rule does not read.
-- The rules were changed looking only at the labelled tasks outside the 8 mirrored repositories; the mirrored
-  tasks were the held-out check (their rows above).
+- **leak** against Agentless: kappa {leak_all}. Primary label: "Exact patch" or "Complete steps in NL", the two
+  categories where the statement holds the whole fix, which is what a leak is; "Some steps in NL" gives part
+  of it (a hint), so it is the secondary reading. The probe reads code, not prose: it flags {exact} "Exact
+  patch" tasks and {complete} "Complete steps in NL" ones; {misleading} "Misleading" tasks are flagged too
+  (their statements carry code, a wrong or partial fix).
+- **strict_literals** against OpenAI's false_negative >= 2: kappa {strict_all} over the 231 labelled Lite tasks,
+  {strict_base} on the 100 mirrored ones with the code at base. Most of OpenAI's false-negative notes are
+  semantic (the tests cover cases beyond the issue, or one approach) and no string or name shows them.
+- **underspecified** against OpenAI's underspecified >= 2: kappa {under_base} on the mirrored 100 with the code
+  at base, {under_all} over all 231. Its rule, a name or message the tests need that only the gold patch
+  brings and the statement never gives, seldom holds on Lite; OpenAI's raters judged the statement's
+  vagueness (no expected behaviour, an unsure reporter), which this rule does not read.
+- The rules were changed looking only at the labelled tasks outside the 8 mirrored repositories (and at the
+  planted-defect pack); the mirrored tasks were the held-out check (their rows above).
 """
 
 
@@ -165,6 +164,8 @@ def _comparison(probe: str, label: str, subset: str, findings: dict, truth: dict
 def _kappa(s: dict) -> str:
     if s["kappa"] != s["kappa"]:
         return "undefined (one category only)"
+    if s["kappa_ci"][0] != s["kappa_ci"][0]:
+        return f"{s['kappa']:.2f} (no interval: one side of the table is empty)"
     return f"{s['kappa']:.2f} ({s['kappa_ci'][0]:.2f} to {s['kappa_ci'][1]:.2f})"
 
 
@@ -183,6 +184,23 @@ def by_category(found: dict) -> str:
         proposed = sum(1 for f in flagged if not f.evidence["gold_code"])
         rows.append(f"| {category} | {len(ids)} | {len(flagged)} | {len(flagged) - proposed} / {proposed} |")
     return "\n".join(rows)
+
+
+def notes(results: list[Comparison], found: dict) -> str:
+    scores = {(c.probe, c.subset): c.scores() for c in results}
+    categories = found["leak_by_category"]
+
+    def share(category: str) -> str:
+        ids = [i for i, c in categories.items() if c == category]
+        return f"{sum(found['leak']['patches'][i].flagged for i in ids)} of the {len(ids)}"
+
+    return NOTES.format(
+        leak_all=_kappa(scores[("leak", "all Lite (primary)")]), exact=share("Exact patch"),
+        complete=share("Complete steps in NL"), misleading=share("Misleading"),
+        strict_all=_kappa(scores[("strict_literals", "all labelled Lite, patches only")]),
+        strict_base=_kappa(scores[("strict_literals", "mirrored, base code")]),
+        under_base=_kappa(scores[("underspecified", "mirrored, base code")]),
+        under_all=_kappa(scores[("underspecified", "all labelled Lite, patches only")]))
 
 
 def markdown(results: list[Comparison]) -> str:
@@ -215,15 +233,16 @@ def main(argv: list[str] | None = None) -> int:
     if not LITE.exists():
         raise SystemExit(f"{LITE} is missing: this benchmark needs ../shared/research-data")
     results, found = comparisons(load_tasks())
-    table = markdown(results) + "\n\nThe leak probe per Agentless category (all 300 Lite tasks):\n\n" + by_category(found)
+    table = (markdown(results) + "\n\nThe leak probe per Agentless category (all 300 Lite tasks):\n\n"
+             + by_category(found))
     print(table)
     if args.json:
-        args.json.write_text(json.dumps({"scores": [c.scores() for c in results],
-                                         "findings": {p: {k: {i: f.to_json() for i, f in v.items()}
-                                                          for k, v in d.items()} for p, d in found.items() if p != "leak_by_category"}},
+        findings = {probe: {mode: {i: f.to_json() for i, f in by_id.items()} for mode, by_id in modes.items()}
+                    for probe, modes in found.items() if probe != "leak_by_category"}
+        args.json.write_text(json.dumps({"scores": [c.scores() for c in results], "findings": findings},
                                         indent=1, default=str))
     if not args.no_write:
-        write_section(REPO / "BENCHMARKS.md", TITLE, table + "\n" + NOTES)
+        write_section(REPO / "BENCHMARKS.md", TITLE, table + "\n" + notes(results, found))
         doc = DOC.read_text()
         head, rest = doc.split(START, 1)
         DOC.write_text(head + START + "\n" + table + "\n" + END + rest.split(END, 1)[1])

@@ -33,8 +33,9 @@ def scored():
 
 def test_the_labelled_sets_are_the_documented_ones(scored):
     scores, _ = scored
-    facts = {("underspecified", "mirrored, base code"): (100, 41), ("underspecified", "all labelled Lite, patches only"): (231, 71),
-             ("strict_literals", "mirrored, base code"): (100, 55), ("strict_literals", "all labelled Lite, patches only"): (231, 113),
+    everything = "all labelled Lite, patches only"
+    facts = {("underspecified", "mirrored, base code"): (100, 41), ("underspecified", everything): (231, 71),
+             ("strict_literals", "mirrored, base code"): (100, 55), ("strict_literals", everything): (231, 113),
              ("leak", "all Lite (primary)"): (300, 42), ("leak", "all Lite (secondary)"): (300, 65)}
     for key, (n, positives) in facts.items():
         s = scores[key]

@@ -102,14 +102,18 @@ def test_a_string_inside_an_assertion_opened_by_context_lines_is_asserted():
     patch = """\
 --- a/tests/test_log.py
 +++ b/tests/test_log.py
-@@ -10,4 +10,4 @@ def test_format():
+@@ -10,5 +10,7 @@ def test_format():
      result.stdout.fnmatch_lines(
          [
 -            "old format line",
 +            "WARNING new format line",
++            "INFO second line",
          ]
+     )
++    names = ["not asserted"]
 """
-    assert [lit.value for lit in read_tests(patch, []).literals] == ["WARNING new format line"]
+    assert [lit.value for lit in read_tests(patch, []).literals] == ["WARNING new format line", "INFO second line"]
+    assert read_tests(patch, []).inputs == ["not asserted"]
     assert read_tests(patch.replace("fnmatch_lines", "extend"), []).literals == []
 
 
@@ -151,7 +155,8 @@ def test_underspecified_severity_follows_the_fail_to_pass_tests(tmp_path):
 def test_underspecified_without_base_code_decides_from_the_patches_and_says_so():
     finding = run(UNDERSPECIFIED, task(), None)
     assert finding.flagged and finding.evidence["base_code"].startswith("unavailable")
-    in_context = task(test_patch=TESTS.replace(" from calc.core import area", " from calc.core import area, perimeter_of"))
+    in_context = task(test_patch=TESTS.replace(" from calc.core import area",
+                                               " from calc.core import area, perimeter_of"))
     assert "perimeter_of" not in texts(run(UNDERSPECIFIED, in_context, None))
 
 
@@ -244,3 +249,16 @@ def test_a_name_the_gold_only_imports_is_not_brought_by_it():
     assert "perimeter_of" not in texts(run(UNDERSPECIFIED, task(patch=imports), None))
     assert "perimeter_of" not in texts(run(STRICT_LITERALS, task(patch=imports), None))
     assert "perimeter_of" in texts(run(UNDERSPECIFIED, task(), None))
+
+
+def test_a_message_held_in_a_constant_is_asserted_where_the_assertion_uses_it(tmp_path):
+    constant = TESTS.replace('match="sides must not be negative"', "match=MESSAGE").replace(
+        "+def test_negative_side():", '+MESSAGE = r"^sides must not be negative\\.$"\n+def test_negative_side():')
+    gold = GOLD.replace('must not be negative"', 'must not be negative."')
+    read = read_tests(constant, F2P)
+    (literal,) = read.literals
+    assert literal.value == r"^sides must not be negative\.$" and literal.where.test == "test_negative_side"
+    finding = run(UNDERSPECIFIED, task(test_patch=constant, patch=gold), base_dir(tmp_path))
+    assert texts(finding) == {"perimeter_of", r"^sides must not be negative\.$"} and finding.severity == 2
+    unused = constant.replace("match=MESSAGE", 'match="neg"')
+    assert read_tests(unused, F2P).literals == [] and read_tests(unused, F2P).supplied("sides must not")

@@ -18,6 +18,8 @@ MIN_FRAGMENT = 4
 """Shortest piece of an asserted string (between wildcards) that is looked for."""
 _WILDCARDS = re.compile(r"\*|\?|\(\.[+*]\)|\.\*|\.\+|\\n|\n|\^|\$")
 _SPACE = re.compile(r"\s+")
+_ESCAPED = re.compile(r"\\([^\w\s])")
+"""A regex's escaped punctuation (``e\\.g\\.``) stands for the character itself."""
 
 
 @dataclass
@@ -75,8 +77,9 @@ class Known:
 
 
 def fragments(value: str) -> list[str]:
-    """The pieces of an asserted string between glob/regex wildcards, each at least ``MIN_FRAGMENT`` long."""
-    pieces = [p.strip() for p in _WILDCARDS.split(value)]
+    """The pieces of an asserted string between glob/regex wildcards (escaped punctuation unescaped),
+    each at least ``MIN_FRAGMENT`` long."""
+    pieces = [_ESCAPED.sub(r"\1", p).strip() for p in _WILDCARDS.split(value)]
     return [p for p in pieces if len(p) >= MIN_FRAGMENT] or ([value.strip()] if value.strip() else [])
 
 
@@ -84,7 +87,8 @@ def where_json(wheres: list[Where]) -> list[str]:
     """``path:line (test, FAIL_TO_PASS)`` for each distinct place, at most five."""
     seen = []
     for w in wheres:
-        text = f"{w.path}:{w.line}" + (f" in {w.test}" if w.test else "") + (" (FAIL_TO_PASS)" if w.fail_to_pass else "")
+        text = f"{w.path}:{w.line}" + (f" in {w.test}" if w.test else "")
+        text += " (FAIL_TO_PASS)" if w.fail_to_pass else ""
         if text not in seen:
             seen.append(text)
     return seen[:5]

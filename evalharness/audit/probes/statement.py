@@ -32,6 +32,19 @@ MIN_NAME = 3
 """Shorter names (``x``, ``ok``) are never counted as hidden requirements."""
 
 
+_ASSERTED = ("asserted string (a string of a logical line with assert, an assert*/raises/warns/fnmatch_lines "
+             "call, match= or ==/!=, or one bound by NAME = '...' to a name such a line uses; at least "
+             f"{MIN_LITERAL} characters with a letter)")
+_BRINGS = ("its added lines bind it, as a def, class, parameter, assignment or attribute, and its removed and "
+           "context lines never mention it; an import is no definition")
+_BASE = ("git grep of the base commit; without base code, the patches' removed and context lines stand for the "
+         "base, and the evidence says so")
+_SAID = ("a name as a whole word, case-insensitive, a_b also as 'a b'; a string as each of its pieces between "
+         "glob/regex wildcards, escaped punctuation unescaped, whitespace collapsed")
+_SEVERITY = ("Severity: 1 when all of them are used only outside the FAIL_TO_PASS tests, 2 for one or two used by "
+             "FAIL_TO_PASS tests, 3 for three or more; flagged at 1.")
+
+
 def _severity(items: list[dict]) -> int:
     """0 none; 1 only outside FAIL_TO_PASS tests; 2 one or two in FAIL_TO_PASS tests; 3 three or more."""
     in_f2p = sum(1 for item in items if item["fail_to_pass"])
@@ -55,22 +68,15 @@ def _item(text: str, kind: str, wheres, **extra) -> dict:
 class Underspecified:
     name = "underspecified"
     family = "underspecified"
-    version = 2
+    version = 3
     needs = "base"
     flag_at = 1
     rule = (
-        "From the test patch's added lines, take every name the tests use (called, imported, an attribute "
-        "after a dot, a keyword argument; not one the added lines define, no keyword or builtin, at least "
-        f"{MIN_NAME} characters) and every asserted string (a string of a line with assert, an assert*/raises/"
-        f"warns/fnmatch_lines call, match= or ==/!=; at least {MIN_LITERAL} characters with a letter). One is a "
-        "hidden requirement when the gold patch brings it (a name: its added lines bind it, as a def, class, "
-        "parameter, assignment or attribute, and its removed and context lines never mention it, an import "
-        "being no definition; a string: its added lines hold it and its removed and context lines do not), "
-        "the code at base does not hold it (git grep of the base commit; without base "
-        "code, the patches' removed and context lines stand for the base, and the evidence says so), and the "
-        "statement never mentions it (a name as a whole word, case-insensitive, a_b also as 'a b'; a string "
-        "as each piece between wildcards). Severity: 1 when every hidden requirement is used only outside the "
-        "FAIL_TO_PASS tests, 2 for one or two used by FAIL_TO_PASS tests, 3 for three or more; flagged at 1."
+        "From the test patch's added lines, take every name the tests use (called, imported, an attribute after a "
+        "dot, a keyword argument; not one the added lines define, no keyword or builtin, at least "
+        f"{MIN_NAME} characters) and every {_ASSERTED}. One is a hidden requirement when the gold patch brings it "
+        f"(a name: {_BRINGS}; a string: its added lines hold it and its removed and context lines do not), the "
+        f"code at base does not hold it ({_BASE}), and the statement never mentions it ({_SAID}). {_SEVERITY}"
     )
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
@@ -93,23 +99,17 @@ class Underspecified:
 class StrictLiterals:
     name = "strict_literals"
     family = "overly_strict"
-    version = 3
+    version = 4
     needs = "base"
     flag_at = 1
     rule = (
-        "From the test patch's added lines, take (a) every asserted string (a string of a line with assert, an "
-        "assert*/raises/warns/fnmatch_lines call, match= or ==/!=, at least "
-        f"{MIN_LITERAL} characters with a letter: exact messages, reprs, printed output) that the tests do not "
-        "supply themselves (it is not part of a string of their non-asserting added lines, such as the name of "
-        "an object they create), (b) every private name the tests touch (one leading underscore, not a dunder, "
-        "as an attribute, a keyword argument, an import or a name) and (c) every name the tests use that the "
-        "gold patch brings (its added lines bind it, its removed and context lines never mention it): a test "
-        "calling it rejects a correct fix that names it otherwise. One is implementation-bound when the statement does "
-        "not hold it (a string as each piece between glob/regex wildcards, whitespace collapsed; a name as a "
-        "whole word, case-insensitive) and the code at base does not hold it either (git grep of the base "
-        "commit; without base code, the patches' removed and context lines, as the evidence says). Severity: 1 "
-        "when all of them sit outside the FAIL_TO_PASS tests, 2 for one or two in FAIL_TO_PASS tests, 3 for "
-        "three or more; flagged at 1."
+        f"From the test patch's added lines, take (a) every {_ASSERTED} (exact messages, reprs, printed output) "
+        "that the tests do not supply themselves (it is not part of a string of their non-asserting added lines, "
+        "such as the name of an object they create), (b) every private name the tests touch (one leading "
+        "underscore, not a dunder, as an attribute, a keyword argument, an import or a name) and (c) every name "
+        f"the tests use that the gold patch brings ({_BRINGS}): a test calling it rejects a correct fix that names "
+        f"it otherwise. One is implementation-bound when the statement does not hold it ({_SAID}) and the code at "
+        f"base does not hold it either ({_BASE}). {_SEVERITY}"
     )
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:

@@ -9,7 +9,8 @@ and whether the code at base already has it. This module finds those things:
   and that is not a keyword, a builtin or ``self``/``cls``;
 - ``Literal``: a string constant of an added test line that sits in an assertion (a line with
   ``assert``, an ``assert*``/``raises``/``warns``/``fnmatch_lines`` call, a ``match=`` argument, or
-  ``==``/``!=``), with at least ``MIN_LITERAL`` characters and a letter: an exact value the test demands.
+  ``==``/``!=``), or is bound by a ``NAME = "..."`` line to a name a later assertion uses, with at
+  least ``MIN_LITERAL`` characters and a letter: an exact value the test demands.
 
 Each carries where it occurs (file, line number in the patched file, the test function holding it)
 and whether that function is one of the task's FAIL_TO_PASS tests. Lines are tokenized with
@@ -82,19 +83,33 @@ def read_tests(test_patch: str, fail_to_pass: list[str]) -> TestText:
     f2p = {_test_name(t) for t in fail_to_pass}
     text = TestText([], [], [])
     defined: set[str] = set()
+    constants: dict[str, list[Literal]] = {}  # NAME = "string" lines, asserted once an assertion uses NAME
     for path, block, lead in _added_blocks(test_patch):
         if path not in text.files:
             text.files.append(path)
-        inside = _opens_assertion(lead)
-        for n, (tokens, wheres) in enumerate(_logical_lines(path, block, f2p)):
+        open_brackets = _open_assertion(lead)
+        for tokens, wheres in _logical_lines(path, block, f2p):
+            inside = open_brackets > 0
+            open_brackets += sum((t.string in "([{") - (t.string in ")]}") for t in tokens if t.type == tokenize.OP)
             defined |= _defined(tokens)
             text.uses += [Use(name, kind, wheres[i]) for i, name, kind in _uses(tokens)]
-            if inside and n == 0 or _asserts(tokens):
+            if inside or _asserts(tokens):
                 text.literals += _literals(tokens, wheres)
+                text.literals += [Literal(lit.value, lit.source, where) for t, where in zip(tokens, wheres)
+                                  if t.type == tokenize.NAME for lit in constants.pop(t.string, [])]
+            elif _constant(tokens):
+                constants[tokens[0].string] = _literals(tokens, wheres)
             else:
                 text.inputs += _strings(tokens)
     text.uses = [u for u in text.uses if u.name not in defined]
+    text.inputs += [lit.value for lits in constants.values() for lit in lits]  # never asserted: data
     return text
+
+
+def _constant(tokens: list[tokenize.TokenInfo]) -> bool:
+    """``NAME = "string"``: a value the tests may assert through the name."""
+    return (len(tokens) == 3 and tokens[0].type == tokenize.NAME and tokens[1].string == "="
+            and tokens[2].type == tokenize.STRING)
 
 
 def defined_names(patch: str) -> set[str]:
@@ -116,7 +131,7 @@ def _test_name(test_id: str) -> str:
 def _added_blocks(patch: str):
     """(path, [(new line number, text, enclosing test)], lead) per run of consecutive added lines; ``lead``:
     the hunk's kept lines just before the run (up to ``_LEAD``), where an assertion may open."""
-    path, number, test, block, kept = "", 0, "", [], []
+    path, number, test, block, kept, lead = "", 0, "", [], [], ""
     for line in patch.splitlines():
         if line.startswith("+++ "):
             path = line[4:].split("\t")[0].strip().removeprefix("b/")
@@ -147,12 +162,11 @@ def _added_blocks(patch: str):
         yield path, block, lead
 
 
-def _opens_assertion(lead: str) -> bool:
-    """The kept lines before a run leave an assertion's brackets open (``fnmatch_lines([``, ``assert f(``)."""
+def _open_assertion(lead: str) -> int:
+    """How many brackets of an assertion the kept lines before a run leave open (``fnmatch_lines([``: 2)."""
     plain = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"", "''", lead)
     opened = sum(plain.count(c) for c in "([{") - sum(plain.count(c) for c in ")]}")
-    last = plain[plain.rfind("\n") + 1:] if opened > 0 else ""
-    return opened > 0 and bool(_ASSERTING.search(plain[-400:])) and bool(last or plain)
+    return opened if opened > 0 and _ASSERTING.search(plain) else 0
 
 
 def _enclosing(text: str, current: str) -> str:
