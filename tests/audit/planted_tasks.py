@@ -117,10 +117,12 @@ TASKS = [
             ["tests/test_iters.py::test_chunked_even"],
             wrong=[(I, "range(0, len(seq) - n + 1, n)", "range(0, len(seq) + 1, n)")]),
     Planted("percentile-top", "clean", "percentile(values, 100) raises IndexError\n\n`percentile([1, 2, 3], 100)` "
-            "should be 3, the largest value, as `percentile([1, 2, 3], 0)` is 1, the smallest.\n",
+            "should be 3, the largest value, as `percentile([1, 2, 3], 0)` is 1, the smallest. Between ranks it "
+            "interpolates as before: `percentile([1, 2, 3], 75)` is 2.5, `percentile([1, 2, 3, 4], 50)` is 2.5.\n",
             [(N, "    hi = lo + 1\n", "    hi = min(lo + 1, len(ordered) - 1)\n")],
             "from shelf.numbers import percentile\n\n\ndef test_percentile_bounds():\n"
-            "    assert percentile([1, 2, 3], 100) == 3\n    assert percentile([1, 2, 3], 0) == 1\n",
+            "    assert percentile([1, 2, 3], 100) == 3\n    assert percentile([1, 2, 3], 0) == 1\n"
+            "    assert percentile([1, 2, 3], 75) == 2.5\n    assert percentile([1, 2, 3, 4], 50) == 2.5\n",
             ["tests/test_numbers.py::test_percentile_middle"]),
     # --- validity ----------------------------------------------------------------------------------------------
     Planted("flatten-tuples", "validity", "flatten() leaves tuples nested\n\n`flatten([1, (2, 3), [4, (5,)]])` returns "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalharness.audit.context import BaseCode
 from evalharness.types import TaskSpec
@@ -57,6 +57,26 @@ def apply_file_patch(old: str, diff: str) -> str | None:
 
 def added_lines(diff: str) -> str:
     return "\n".join(line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
+
+
+@dataclass
+class CachedBase:
+    """A ``BaseCode`` whose reads are kept (a probe reads one module for each call into it)."""
+
+    base: BaseCode
+    files: dict = field(default_factory=dict)
+
+    def contains(self, text: str) -> bool:
+        return self.base.contains(text)
+
+    def read(self, path: str) -> str | None:
+        if path not in self.files:
+            self.files[path] = self.base.read(path)
+        return self.files[path]
+
+
+def cached(base: BaseCode | None) -> BaseCode | None:
+    return None if base is None else CachedBase(base)
 
 
 def patched(path: str, patch: str, base: BaseCode | None) -> str | None:

@@ -95,7 +95,7 @@ class EnvironmentProbe:
         "test can be read.")
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
-        base = ctx.base_code(task)
+        base = tc.cached(ctx.base_code(task))
         scopes, missing = tc.listed_scopes(task, base)
         hits = [hit for scope in scopes for hit in self._scan(scope, task, base)]
         hits += _output_hits(ctx.validation(task))
@@ -176,9 +176,15 @@ class EnvironmentProbe:
                 return None
             used = [_dotted(n.func if isinstance(n, ast.Call) else n, names) for n in ast.walk(node)
                     if isinstance(n, (ast.Call, ast.Attribute))]
-            return ({"network": next((u for u in used if _matches(u, NETWORK)), ""),
-                     "host": next((u for u in used if _matches(u, HOST)), "")}, _hosts([tree]))
+            return {"network": _first(used, NETWORK), "host": _first(used, HOST)}, _hosts([tree])
         return None
+
+
+def _first(used: list[str], table: tuple[str, ...]) -> str:
+    """The first name in ``used`` that ``table`` lists, preferring the shortest (``socket.create_connection``
+    over the ``socket.create_connection.close`` of a chained call)."""
+    hits = [u for u in used if _matches(u, table)]
+    return min(hits, key=len) if hits else ""
 
 
 def _in_decorator(test: ast.AST, node: ast.AST) -> bool:
