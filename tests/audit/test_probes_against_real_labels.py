@@ -24,6 +24,8 @@ if not (DATA / "swebench-lite" / "swe-bench-lite.json").exists():
 sys.path.insert(0, str(REPO))
 from benchmarks import audit_labels  # noqa: E402
 
+pytestmark = pytest.mark.slow  # about a minute: git grep over the mirrors for 100 tasks, both probes
+
 
 @pytest.fixture(scope="module")
 def scored():
