@@ -168,6 +168,20 @@ def test_the_host_environment_unless_the_test_sets_it(tmp_path):
     assert not env(skipif).flagged
 
 
+def test_a_library_reading_the_users_home_is_the_host_and_one_reading_its_own_setting_is_not(tmp_path):
+    (tmp_path / "shelf").mkdir()
+    lib = tmp_path / "shelf" / "config.py"
+    body = "from shelf.config import cache_dir\n\ndef test_fixed():\n    assert cache_dir('a').endswith('a')\n"
+    lib.write_text("import os\n\ndef cache_dir(app):\n    return os.path.join(os.environ.get('XDG_CACHE_HOME', ''), app)\n")
+    assert env(body, base=DirBaseCode(tmp_path)).flagged
+    lib.write_text("import os\n\ndef cache_dir(app):\n    return os.path.join(os.environ.get('SHELF_DIR', ''), app)\n")
+    assert not env(body, base=DirBaseCode(tmp_path)).flagged             # the library's own setting
+    lib.write_text("import os\n\ndef cache_dir(app):\n    return os.path.join(os.path.expanduser('~'), app)\n")
+    assert env(body, base=DirBaseCode(tmp_path)).flagged
+    sets = "import os\n\ndef test_fixed():\n    os.environ['SHELF_DIR'] = '/x'\n    assert os.environ['SHELF_DIR']\n"
+    assert not env(sets).flagged                                            # the test sets what it reads
+
+
 def test_network_failures_in_the_validation_output_are_the_network():
     seen = {"runs": {"empty": {"outcome": "unresolved", "output_tail": "x"},
                      "gold": [{"outcome": "unresolved", "output_tail": "socket.gaierror: [Errno -3] Temporary "

@@ -27,6 +27,11 @@ WALL_CLOCK = ("time.time", "time.time_ns", "time.localtime", "time.gmtime", "tim
 DURATION = ("time.monotonic", "time.perf_counter", "time.monotonic_ns", "time.perf_counter_ns")
 HOST = ("os.getenv", "os.environ", "os.path.expanduser", "pathlib.Path.home", "getpass.getuser", "os.getlogin",
         "os.getuid", "pwd.", "socket.gethostname", "platform.", "os.uname", "sys.platform", "os.cpu_count")
+USER_HOST = ("os.path.expanduser", "pathlib.Path.home", "getpass.getuser", "os.getlogin", "pwd.",
+             "socket.gethostname", "platform.node")
+"""What a library function reads that is the user's or the machine's own (its settings' variables are not)."""
+USER_VARIABLE = re.compile(r"^(HOME|USER|USERNAME|LOGNAME|SHELL|TMPDIR|TEMP|TMP|TZ|LANG|LC_\w+|XDG_\w+|APPDATA|"
+                           r"LOCALAPPDATA|USERPROFILE)$")
 FILE_ACCESS = ("open", "pathlib.Path", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.listdir", "os.stat",
                "shutil.")
 HOST_PATH = re.compile(r"^(/home/|/Users/|/root/|/etc/|/var/|/usr/|/opt/|/mnt/|[A-Za-z]:\\)")
@@ -38,8 +43,8 @@ MOCKED = {
                           r"httpx_mock|respx|responses\.|httpretty|vcr|cassette", re.I),
     "clock": re.compile(r"freeze_?time|freezegun|time_machine|(patch|setattr)[^\n]*(\btime\b|datetime|\bnow\b|today)",
                         re.I),
-    "host": re.compile(r"setenv|delenv|patch\.dict\([^)]*environ|(patch|setattr)[^\n]*(home|expanduser|getuser|"
-                       r"platform|gethostname|environ|getuid)", re.I),
+    "host": re.compile(r"setenv|delenv|patch\.dict\([^)]*environ|environ\[[^\]]+\]\s*=|environ\.(update|setdefault)|"
+                       r"putenv|(patch|setattr)[^\n]*(home|expanduser|getuser|platform|gethostname|environ|getuid)", re.I),
 }
 SEVERITY = {"network": 2, "timing": 2, "clock": 1, "host": 1, "output": 2}
 
@@ -76,7 +81,7 @@ def _hosts(nodes: list[ast.AST]) -> list[str]:
 class EnvironmentProbe:
     name = "environment"
     family = "environment"
-    version = 1
+    version = 2
     needs = "task"
     rule = (
         "Reads each listed test (the test patch applied to the files at base), the test module's fixtures and "
@@ -88,8 +93,9 @@ class EnvironmentProbe:
         "failure. clock: the test itself reads the wall clock (time.time, datetime.now/utcnow/today, "
         "date.today) or measures durations (monotonic, perf_counter) with no freezing (freezegun, time_machine, "
         "a patched clock): severity 1, 2 when it also sleeps (a timing assertion). host (severity 1): the test "
-        "or a library function it calls reads the user's environment variables, home directory, user or host "
-        "name or platform and the test does not set them (monkeypatch.setenv, patch.dict(os.environ), a "
+        "reads environment variables, the home directory, user or host name or platform (a library function it "
+        "calls: the home directory, user or host name, or a user variable such as HOME, USER, TZ, LANG, XDG_*) and "
+        "the test does not set them (monkeypatch.setenv, os.environ[...] = ..., patch.dict(os.environ), a "
         "patched home), or the test opens an absolute host path (/home, /etc, /usr, C:\\). A URL string alone "
         "(a parser's input) is not the network; a library clock read is not the test's. Skipped when no listed "
         "test can be read.")
@@ -97,7 +103,8 @@ class EnvironmentProbe:
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
         base = tc.cached(ctx.base_code(task))
         scopes, missing = tc.listed_scopes(task, base)
-        hits = [hit for scope in scopes for hit in self._scan(scope, task, base)]
+        memo: dict = {}
+        hits = [hit for scope in scopes for hit in self._scan(scope, task, base, memo)]
         hits += _output_hits(ctx.validation(task))
         key = inputs_hash(self.name, self.version, task.test_patch, task.patch, task.FAIL_TO_PASS, task.PASS_TO_PASS,
                           [h["what"] for h in hits])
@@ -117,11 +124,14 @@ class EnvironmentProbe:
                        f"tests need the {'/'.join(kinds)}: {first['test']}: {first['what']}", evidence,
                        inputs_hash=key)
 
-    def _scan(self, scope: tc.Scope, task: TaskSpec, base) -> list[dict]:
-        names = tc.imported_names(scope.tree)
+    def _scan(self, scope: tc.Scope, task: TaskSpec, base, memo: dict) -> list[dict]:
+        """One listed test's hits; ``memo`` keeps what every test of a file (or task) shares."""
+        if ("file", scope.path) not in memo:
+            memo[("file", scope.path)] = (tc.imported_names(scope.tree), "\n".join(ast.unparse(n) for n in scope.helpers),
+                                          _hosts(scope.helpers))
+        names, helper_text, helper_hosts = memo[("file", scope.path)]
         own = [scope.node]
-        context = [scope.node, *scope.helpers]
-        text = "\n".join(ast.unparse(n) for n in context)
+        text = ast.unparse(scope.node) + "\n" + helper_text
         calls = [(_dotted(n.func, names), n) for root in own for n in ast.walk(root) if isinstance(n, ast.Call)]
         reads = calls + [(_dotted(n, names), n) for root in own for n in ast.walk(root)
                          if isinstance(n, ast.Attribute) and not isinstance(getattr(n, "ctx", None), ast.Del)]
@@ -132,8 +142,11 @@ class EnvironmentProbe:
             if not MOCKED[family].search(text):
                 hits.append({"kind": kind, "test": scope.test, "line": getattr(node, "lineno", 0), "what": what})
 
-        library = [(name, node, self._library(name, task, base)) for name, node in calls]
-        hosts = _hosts(context) + [h for _, _, lib in library if lib for h in lib[1]]
+        for name, _ in calls:
+            if ("lib", name) not in memo:
+                memo[("lib", name)] = self._library(name, task, base)
+        library = [(name, node, memo[("lib", name)]) for name, node in calls]
+        hosts = _hosts(own) + helper_hosts + [h for _, _, lib in library if lib for h in lib[1]]
         for name, node in calls:
             if _matches(name, NETWORK) and hosts:
                 hit("network", node, f"{name}() with non-loopback host {hosts[0]!r}")
@@ -176,7 +189,10 @@ class EnvironmentProbe:
                 return None
             used = [_dotted(n.func if isinstance(n, ast.Call) else n, names) for n in ast.walk(node)
                     if isinstance(n, (ast.Call, ast.Attribute))]
-            return {"network": _first(used, NETWORK), "host": _first(used, HOST)}, _hosts([tree])
+            variables = [f"os.environ[{c.value!r}]" for c in ast.walk(node) if isinstance(c, ast.Constant)
+                         and isinstance(c.value, str) and USER_VARIABLE.match(c.value)]
+            host = _first(used, USER_HOST) or (variables[0] if variables and _first(used, HOST) else "")
+            return {"network": _first(used, NETWORK), "host": host}, _hosts([tree])
         return None
 
 
