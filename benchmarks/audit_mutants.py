@@ -135,17 +135,22 @@ def _fmt(value: tuple) -> str:
 
 
 def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out: Path, cap: int) -> str:
+    """The section, with flags recomputed by the probe's current ``decide`` from each finding's graded mutants."""
+    from evalharness.audit.probes.mutants import decide
+
     rows = []
     for task in pos + neg:
         path = out / f"{task.instance_id}.json"
         if path.exists():
             f = json.loads(path.read_text())
             graded = [m for m in f["evidence"].get("mutants", []) if m["result"] != "not_applied"]
+            flagged, severity, _, _ = decide(f["evidence"]["mutants"]) if f["status"] == "ok" else (False, 0, "", 0)
             rows.append({"id": task.instance_id, "utboost": task.instance_id in positives, "status": f["status"],
-                         "flagged": f["flagged"], "severity": f["severity"], "reason": f["reason"],
+                         "flagged": flagged, "severity": severity, "reason": f["reason"],
                          "graded": len(graded), "survived": sum(m["result"] == "survived" for m in graded),
                          "accepted": sum(bool(m.get("accepted")) for m in graded),
-                         "score": f["evidence"].get("mutation_score"), "seconds": f["seconds"]})
+                         "score": f["evidence"].get("mutation_score"), "seconds": f["seconds"],
+                         "accepted_what": [f"{m['kind']}: {m['description']}" for m in graded if m.get("accepted")]})
     done = [r for r in rows if r["status"] == "ok"]
     mirrored = {p.name[:-4] for p in MIRRORS.glob("*.git")}
     out_pos = [(i, why) for i, why in left_out if i.rsplit("-", 1)[0] in mirrored]
@@ -166,9 +171,11 @@ def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out:
         "",
     ]
     if done:
-        for label, flag in (("probe's rule (a partial fix or two wrong variants accepted)", lambda r: r["flagged"]),
-                            ("any mutant accepted by every listed test", lambda r: r["accepted"] > 0),
-                            ("any mutant survives FAIL_TO_PASS", lambda r: r["survived"] > 0)):
+        for label, flag in (("probe's flag, severity >= 2 (a partial fix, or two wrong variants and a fifth, "
+                             "accepted)", lambda r: r["severity"] >= 2),
+                            ("probe's flag, any severity (any mutant accepted by every listed test)",
+                             lambda r: r["flagged"]),
+                            ("any mutant survives FAIL_TO_PASS alone", lambda r: r["survived"] > 0)):
             m = _rates(done, flag)
             k = m["kappa"]
             kappa = "n/a" if k.kappa != k.kappa else f"{k.kappa:.2f} [{k.ci_low:.2f}, {k.ci_high:.2f}]"
@@ -187,6 +194,17 @@ def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out:
                          f"{r['accepted']} | {score} | {r['seconds']:.0f} |" if r["status"] == "ok" else
                          f"| {r['id']} | {'insufficient' if r['utboost'] else '-'} | {r['status']}: {r['reason'][:60]} "
                          "| | | | | |")
+        lines += ["", "Accepted mutants (what the listed tests let through), per task:", ""]
+        lines += [f"- {r['id']} ({'UTBoost insufficient' if r['utboost'] else 'not in UTBoost'}): "
+                  + "; ".join(r["accepted_what"]) for r in done if r["accepted_what"]]
+    lines += ["", "The rule was changed once after this sample was first scored: version 1 flagged only what is "
+              "severity 2 now, and its recall was poor (the first row); version 2 also flags a single accepted "
+              "AST mutant at severity 1 (the second row). The second row is therefore not an out-of-sample "
+              "figure. The audit's default `--min-severity 2` counts only the first row's flags as broken.",
+              "", "Reading the numbers: UTBoost's list holds the tasks where its generated tests caught a wrong "
+              "patch that had passed; a task absent from it was not shown to have weak tests, not shown to have "
+              "strong ones, so a flagged negative may be a real weakness UTBoost did not look for (the accepted "
+              "mutants above say what passes). The sample is small and picked for speed, so the intervals are wide."]
     return "\n".join(lines)
 
 

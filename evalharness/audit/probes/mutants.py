@@ -8,11 +8,12 @@ the added lines) are graded like any patch, with the task's FAIL_TO_PASS and PAS
   run counts as killed); it *survives* otherwise; it is *accepted* when the whole grading resolves (every
   FAIL_TO_PASS and PASS_TO_PASS test passes). Mutants that do not apply are left out and counted.
 - The mutation score is killed / (killed + survived).
-- Flagged when the task's tests accept an incomplete fix: a structural mutant (a hunk left out, or only one
-  file's part) is accepted, or at least two AST mutants are accepted and they are at least a fifth of the
-  graded mutants (a mutation score of the full lists below 0.8, the usual adequacy bar; two, so that one
-  equivalent mutant alone never flags). Severity 2 when a structural mutant is accepted or half the graded
-  mutants are, else 1; never 3 (weak tests make a task easier, not unfair).
+- Flagged when the task's tests accept a mutant (every listed test passes on a wrong or incomplete fix).
+  Severity 2 when a structural mutant (a hunk left out, a change reverted, only one file's part) is
+  accepted, or at least two AST mutants are and they are at least a fifth of the graded mutants (the full
+  lists' mutation score is under 0.8, the usual adequacy bar); severity 1 when a single wrong variant of
+  the added lines passes (it may be an equivalent mutant: a candidate to read, not a verdict). Never 3:
+  weak tests make a task easier, not unfair.
 - Skipped without a validator, without the code at base, when the task's validation is not ok, when the gold
   patch does not resolve here, or when no mutant can be made. Engine failures are errors.
 """
@@ -31,7 +32,6 @@ from evalharness.types import Outcome, TaskSpec
 PASSING = ("passed", "xfail")
 EXCLUDED = (Outcome.PATCH_APPLY_FAILED.value, Outcome.PATCH_REJECTED.value, Outcome.PATCH_TOO_LARGE.value)
 ACCEPTED_SHARE = 0.2
-SEVERE_SHARE = 0.5
 
 
 def judge(task: TaskSpec, outcome: str, tests: dict[str, str], reason: str = "") -> dict:
@@ -53,13 +53,14 @@ def decide(graded: list[dict]) -> tuple[bool, int, str, float | None]:
     accepted = [g for g in counted if g.get("accepted")]
     structural = [g for g in accepted if g["kind"] in gen.STRUCTURAL]
     share = len(accepted) / len(counted) if counted else 0.0
-    flagged = bool(structural) or (len(accepted) >= 2 and share >= ACCEPTED_SHARE)
-    severity = 0 if not flagged else 2 if structural or share >= SEVERE_SHARE else 1
+    flagged = bool(accepted)
+    severity = 0 if not flagged else 2 if structural or (len(accepted) >= 2 and share >= ACCEPTED_SHARE) else 1
     summary = f"mutation score {killed}/{len(counted)}" if counted else "no mutant could be graded"
     if structural:
         reason = f"{summary}; the tests accept an incomplete fix: {structural[0]['description']}"
     elif flagged:
-        reason = f"{summary}; {len(accepted)} wrong variants of the added lines pass every listed test"
+        reason = (f"{summary}; {len(accepted)} wrong variant(s) of the added lines pass every listed test: "
+                  f"{accepted[0]['description']}")
     else:
         reason = f"{summary}; {len(accepted)} accepted"
     return flagged, severity, reason, score
@@ -72,13 +73,14 @@ class MutantsProbe:
     seed: int = 0
     name: str = "mutants"
     family: str = "too_weak_tests"
-    version: int = 1
+    version: int = 2
     needs: str = "docker"
     rule: str = ("Mutants of the gold patch (a hunk left out, a change inside a hunk reverted, one file's part of "
                  "the fix, AST mutations of the added lines) are graded with FAIL_TO_PASS and PASS_TO_PASS; "
                  "mutation score = killed / graded. "
-                 "Flagged when a structural mutant passes every listed test, or when at least two AST mutants "
-                 "(a fifth of the graded) do.")
+                 "Flagged when a mutant passes every listed test; severity 2 when it is a partial fix (a hunk, "
+                 "a change or a file left out) or when at least two AST mutants (a fifth of the graded) pass, "
+                 "else 1.")
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
         digest = inputs_hash(self.name, self.version, self.cap, self.seed, task.patch, task.test_patch,
