@@ -114,6 +114,15 @@ def test_a_url_a_parser_reads_is_not_the_network_and_a_mocked_client_is_not_eith
     assert not env(mocked).flagged
 
 
+def test_a_clients_data_class_is_not_a_connection_and_bare_test_names_are_found():
+    response = "import requests\n\ndef test_fixed():\n    r = requests.Response()\n    r.url = 'https://pypi.org/'\n" \
+               "    assert r.url\n"
+    assert not env(response).flagged
+    bare = TaskSpec(instance_id="t1", problem_statement="x", test_patch=task(NET).test_patch, FAIL_TO_PASS=["test_fixed"])
+    found = EnvironmentProbe().run(bare, ctx())
+    assert found.flagged and found.evidence["tests_read"] == 1
+
+
 def test_only_listed_tests_count():
     other = "import socket\n\ndef test_fixed():\n    assert 1\n\ndef test_unlisted():\n" \
             "    socket.create_connection(('pypi.org', 443))\n"

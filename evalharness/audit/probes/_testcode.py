@@ -107,20 +107,30 @@ class Scope:
 
 def listed_scopes(task: TaskSpec, base: BaseCode | None) -> tuple[list[Scope], list[str]]:
     """The listed tests found in their files (test patch applied), and the names not found there."""
-    scopes, missing = [], []
+    trees = {}
     for path in task.test_files:
-        text = patched(path, task.test_patch, base)
         try:
-            tree = ast.parse(text or "")
+            trees[path] = ast.parse(patched(path, task.test_patch, base) or "")
         except SyntaxError:
-            tree = None
-        for test in [t for t in (*task.FAIL_TO_PASS, *task.PASS_TO_PASS) if t.split("::", 1)[0] == path]:
-            node = _find(tree, test.split("::")[1:]) if tree is not None else None
-            if node is None:
-                missing.append(test)
-            else:
-                scopes.append(Scope(path, test, node, _helpers(tree), tree))
+            pass
+    scopes, missing = [], []
+    for test in (*task.FAIL_TO_PASS, *task.PASS_TO_PASS):
+        if "::" in test:
+            path, *parts = test.split("::")
+            where = [(path, _find(trees[path], parts))] if path in trees else []
+        else:  # a bare name (SymPy's, Django's style): the first test file defining it
+            where = [(path, _find_anywhere(tree, test.split("[", 1)[0].split(" ", 1)[0])) for path, tree in trees.items()]
+        path, node = next(((p, n) for p, n in where if n is not None), (None, None))
+        if node is None:
+            missing.append(test)
+        else:
+            scopes.append(Scope(path, test, node, _helpers(trees[path]), trees[path]))
     return scopes, missing
+
+
+def _find_anywhere(tree: ast.Module, name: str) -> ast.AST | None:
+    return next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == name), None)
 
 
 def _find(tree: ast.Module, parts: list[str]) -> ast.AST | None:

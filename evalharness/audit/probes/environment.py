@@ -18,15 +18,20 @@ from evalharness.audit.probes import register
 from evalharness.types import TaskSpec
 from evalharness.validation import NETWORK_SIGNS
 
+_VERBS = ("get", "post", "put", "patch", "delete", "head", "options", "request", "stream")
 NETWORK = ("socket.create_connection", "socket.socket", "socket.getaddrinfo", "socket.gethostbyname",
-           "urllib.request.urlopen", "urllib.request.urlretrieve", "requests.", "httpx.", "urllib3.", "aiohttp.",
-           "http.client.HTTPConnection", "http.client.HTTPSConnection", "smtplib.SMTP", "ftplib.FTP",
-           "telnetlib.Telnet", "asyncio.open_connection")
+           "urllib.request.urlopen", "urllib.request.urlretrieve", *(f"requests.{v}" for v in _VERBS),
+           "requests.Session", "requests.session", *(f"httpx.{v}" for v in _VERBS), "httpx.Client",
+           "httpx.AsyncClient", "urllib3.PoolManager", "urllib3.HTTPConnectionPool", "urllib3.request",
+           "aiohttp.ClientSession", "aiohttp.request", "http.client.HTTPConnection", "http.client.HTTPSConnection",
+           "smtplib.SMTP", "ftplib.FTP", "telnetlib.Telnet", "asyncio.open_connection")
+"""Calls that open connections (a client's data classes, such as requests.Response, do not)."""
 WALL_CLOCK = ("time.time", "time.time_ns", "time.localtime", "time.gmtime", "time.strftime", "datetime.datetime.now",
               "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today")
 DURATION = ("time.monotonic", "time.perf_counter", "time.monotonic_ns", "time.perf_counter_ns")
 HOST = ("os.getenv", "os.environ", "os.path.expanduser", "pathlib.Path.home", "getpass.getuser", "os.getlogin",
-        "os.getuid", "pwd.", "socket.gethostname", "platform.", "os.uname", "sys.platform", "os.cpu_count")
+        "os.getuid", "pwd.", "socket.gethostname", "platform.node", "os.uname")
+"""The user's environment and the machine's identity (a branch on sys.platform is portability, not a defect)."""
 USER_HOST = ("os.path.expanduser", "pathlib.Path.home", "getpass.getuser", "os.getlogin", "pwd.",
              "socket.gethostname", "platform.node")
 """What a library function reads that is the user's or the machine's own (its settings' variables are not)."""
