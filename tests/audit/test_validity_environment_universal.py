@@ -172,6 +172,10 @@ def test_the_host_environment_unless_the_test_sets_it(tmp_path):
     assert env(etc).flagged and "/etc/passwd" in env(etc).reason
     data = "from posixpath import basename\n\ndef test_fixed():\n    assert basename('/home/u/a.txt') == 'a.txt'\n"
     assert not env(data).flagged                                            # a path as data, not opened
+    built = "from pathlib import Path\n\ndef test_fixed():\n    assert Path('/home/u/a.txt').name == 'a.txt'\n"
+    assert not env(built).flagged
+    read = "from pathlib import Path\n\ndef test_fixed():\n    assert Path('/etc/hostname').read_text()\n"
+    assert env(read).flagged and "/etc/hostname" in env(read).reason
     skipif = "import sys, pytest\n\n@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\n" \
              "def test_fixed():\n    assert 1\n"
     assert not env(skipif).flagged

@@ -37,8 +37,10 @@ USER_HOST = ("os.path.expanduser", "pathlib.Path.home", "getpass.getuser", "os.g
 """What a library function reads that is the user's or the machine's own (its settings' variables are not)."""
 USER_VARIABLE = re.compile(r"^(HOME|USER|USERNAME|LOGNAME|SHELL|TMPDIR|TEMP|TMP|TZ|LANG|LC_\w+|XDG_\w+|APPDATA|"
                            r"LOCALAPPDATA|USERPROFILE)$")
-FILE_ACCESS = ("open", "pathlib.Path", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.listdir", "os.stat",
-               "shutil.")
+FILE_ACCESS = ("open", "io.open", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.listdir", "os.stat",
+               "os.scandir", "shutil.")
+PATH_ACCESS = ("read_text", "read_bytes", "open", "exists", "is_file", "is_dir", "iterdir", "stat", "glob")
+"""Methods of a ``pathlib.Path`` that touch the file system (building a Path from a string does not)."""
 HOST_PATH = re.compile(r"^(/home/|/Users/|/root/|/etc/|/var/|/usr/|/opt/|/mnt/|[A-Za-z]:\\)")
 URL = re.compile(r"^(?:https?|ftp|wss?|smtp)://(?:[^@/]*@)?(\[[^\]]+\]|[^/:?#\s]+)", re.I)
 HOSTNAME = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|(?:[a-z0-9-]+\.)+[a-z]{2,})$", re.I)
@@ -170,8 +172,10 @@ class EnvironmentProbe:
                 hit("host", node, f"reads {name}")
                 break
         for name, node in calls:
-            paths = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if _matches(name, FILE_ACCESS) and any(HOST_PATH.match(p) for p in paths):
+            opened = node.func.value if name.rpartition(".")[2] in PATH_ACCESS and name.startswith("pathlib.Path.") \
+                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) else node
+            paths = [a.value for a in opened.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if (opened is not node or _matches(name, FILE_ACCESS)) and any(HOST_PATH.match(p) for p in paths):
                 hit("host", node, f"{name}({paths[0]!r}): an absolute host path")
         return hits
 
