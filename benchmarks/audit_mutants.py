@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/audit_mutants.py [--pack /work/lite-bench] [--out /tmp/audit-mutants]
         [--cap 4] [--negatives 12] [--max-gold-s 60] [--report-only]
 
+(BENCHMARKS.md was written with ``--negatives 24 --max-gold-s 130``.)
+
 Reference labels: a task is positive when it is a key of UTBoost's ``augTest.json`` (UTBoost found its
 tests insufficient and augmented them), negative otherwise. Sample (SWE-bench Lite tasks of the pack
 whose validation report is ok and whose gold run takes at most ``--max-gold-s`` seconds, so that the
@@ -134,7 +136,8 @@ def _fmt(value: tuple) -> str:
     return "n/a" if value[0] != value[0] else f"{value[0]:.2f} [{value[1]:.2f}, {value[2]:.2f}]"
 
 
-def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out: Path, cap: int) -> str:
+def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out: Path, cap: int,
+           max_gold_s: float) -> str:
     """The section, with flags recomputed by the probe's current ``decide`` from each finding's graded mutants."""
     from evalharness.audit.probes.mutants import decide
 
@@ -161,8 +164,9 @@ def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out:
         f"{cap} mutants per task (the probe's default is 12).",
         "",
         f"Sample: {len(pos)} UTBoost positives ({', '.join(t.instance_id for t in pos)}) and {len(neg)} "
-        f"negatives, the fastest validated tasks of flask, seaborn, xarray, pylint, pytest and sympy taken in turn "
-        f"({', '.join(t.instance_id for t in neg)}). Positives among the 134 mirrored tasks left out: "
+        f"negatives, the fastest validated tasks of flask, seaborn, xarray, pylint, pytest and sympy taken in turn, "
+        f"among tasks whose gold run took at most {max_gold_s:.0f} s ({', '.join(t.instance_id for t in neg)}). "
+        "Positives among the 134 mirrored tasks left out: "
         + ("; ".join(f"{i} ({why})" for i, why in out_pos) or "none") + ".",
         "",
         f"Finished: {len(rows)} of {len(pos) + len(neg)} tasks; {len(done)} with status ok "
@@ -229,7 +233,8 @@ def main() -> None:
     print(f"sample: {len(pos)} positives, {len(neg)} negatives; left out: {left_out}", flush=True)
     if not args.report_only:
         run_probe(pack, order, args.out, args.cap)
-    write_section(REPO / "BENCHMARKS.md", TITLE, report(pack, positives, pos, neg, left_out, args.out, args.cap))
+    write_section(REPO / "BENCHMARKS.md", TITLE, report(pack, positives, pos, neg, left_out, args.out, args.cap,
+                                                      args.max_gold_s))
 
 
 if __name__ == "__main__":
