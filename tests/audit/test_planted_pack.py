@@ -34,10 +34,13 @@ EXACT = ("validity", "environment", "universal")
 def audited(tmp_path_factory, base_image):
     root = tmp_path_factory.mktemp("planted")
     planted = build(root)
-    validated = run_cli("packs", "validate", "pack", "--run", "--reruns", "3", "-j", "2", cwd=root, check=False,
-                        timeout=3600)
-    assert validated.returncode == 1, validated.stdout + validated.stderr
-    reports = {p.stem: json.loads(p.read_text())["verdict"] for p in (planted.pack / "validation").glob("*.json")}
+    for attempt in range(2):  # an engine failure (infra_error) is validated again, as the CLI says to
+        validated = run_cli("packs", "validate", "pack", "--run", "--reruns", "3", "-j", "2", cwd=root, check=False,
+                            timeout=3600)
+        assert validated.returncode in (1, 3), validated.stdout + validated.stderr
+        reports = {p.stem: json.loads(p.read_text())["verdict"] for p in (planted.pack / "validation").glob("*.json")}
+        if "infra_error" not in reports.values():
+            break
     planted_verdicts = {"flatten-tuples": "gold_fails", "unique-key-first": "empty_passes", "shuffled-copy": "flaky"}
     assert reports == {t: planted_verdicts.get(t, "ok") for t in planted.truth}, validated.stdout
 
