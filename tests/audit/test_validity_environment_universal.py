@@ -118,6 +118,10 @@ def test_a_clients_data_class_is_not_a_connection_and_bare_test_names_are_found(
     response = "import requests\n\ndef test_fixed():\n    r = requests.Response()\n    r.url = 'https://pypi.org/'\n" \
                "    assert r.url\n"
     assert not env(response).flagged
+    session = "import requests\n\ndef test_fixed():\n    assert requests.session()\n    requests.get  # pypi.org\n"
+    assert not env(session + "URL = 'https://pypi.org/'\n").flagged
+    used = "import requests\n\ndef test_fixed():\n    assert requests.Session().get('https://pypi.org/').ok\n"
+    assert env(used).flagged
     bare = TaskSpec(instance_id="t1", problem_statement="x", test_patch=task(NET).test_patch, FAIL_TO_PASS=["test_fixed"])
     found = EnvironmentProbe().run(bare, ctx())
     assert found.flagged and found.evidence["tests_read"] == 1

@@ -21,11 +21,11 @@ from evalharness.validation import NETWORK_SIGNS
 _VERBS = ("get", "post", "put", "patch", "delete", "head", "options", "request", "stream")
 NETWORK = ("socket.create_connection", "socket.socket", "socket.getaddrinfo", "socket.gethostbyname",
            "urllib.request.urlopen", "urllib.request.urlretrieve", *(f"requests.{v}" for v in _VERBS),
-           "requests.Session", "requests.session", *(f"httpx.{v}" for v in _VERBS), "httpx.Client",
-           "httpx.AsyncClient", "urllib3.PoolManager", "urllib3.HTTPConnectionPool", "urllib3.request",
-           "aiohttp.ClientSession", "aiohttp.request", "http.client.HTTPConnection", "http.client.HTTPSConnection",
+           *(f"requests.{c}.{v}" for c in ("Session", "session") for v in _VERBS), *(f"httpx.{v}" for v in _VERBS),
+           *(f"httpx.{c}.{v}" for c in ("Client", "AsyncClient") for v in _VERBS), "urllib3.request",
+           *(f"urllib3.PoolManager.{v}" for v in ("request", "urlopen")), "aiohttp.request", "http.client.HTTPConnection", "http.client.HTTPSConnection",
            "smtplib.SMTP", "ftplib.FTP", "telnetlib.Telnet", "asyncio.open_connection")
-"""Calls that open connections (a client's data classes, such as requests.Response, do not)."""
+"""Calls that open connections (a client's data classes, such as requests.Response, and making a session do not)."""
 WALL_CLOCK = ("time.time", "time.time_ns", "time.localtime", "time.gmtime", "time.strftime", "datetime.datetime.now",
               "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today")
 DURATION = ("time.monotonic", "time.perf_counter", "time.monotonic_ns", "time.perf_counter_ns")
