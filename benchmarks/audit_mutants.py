@@ -107,7 +107,7 @@ def run_probe(pack, tasks: list, out: Path, cap: int) -> None:
                 continue
             t0 = time.monotonic()
             finding = probe.run(task, ctx)
-            record = {**finding.to_json(), "seconds": round(time.monotonic() - t0, 1)}
+            record = {**finding.to_json(), "seconds": round(time.monotonic() - t0, 1), "probe_version": probe.version}
             path.write_text(json.dumps(record, indent=1) + "\n")
             print(f"{task.instance_id}: {finding.status} flagged={finding.flagged} {finding.reason} "
                   f"({record['seconds']} s)", flush=True)
@@ -153,6 +153,7 @@ def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out:
                          "graded": len(graded), "survived": sum(m["result"] == "survived" for m in graded),
                          "accepted": sum(bool(m.get("accepted")) for m in graded),
                          "score": f["evidence"].get("mutation_score"), "seconds": f["seconds"],
+                         "version": f.get("probe_version", 2),  # findings written before versions were kept: v1/v2
                          "accepted_what": [f"{m['kind']}: {m['description']}" for m in graded if m.get("accepted")]})
     done = [r for r in rows if r["status"] == "ok"]
     mirrored = {p.name[:-4] for p in MIRRORS.glob("*.git")}
@@ -168,6 +169,9 @@ def report(pack, positives: set[str], pos: list, neg: list, left_out: list, out:
         f"among tasks whose gold run took at most {max_gold_s:.0f} s ({', '.join(t.instance_id for t in neg)}). "
         "Positives among the 134 mirrored tasks left out: "
         + ("; ".join(f"{i} ({why})" for i, why in out_pos) or "none") + ".",
+        "",
+        f"Mutants made by probe version(s) {', '.join(str(v) for v in sorted({r['version'] for r in rows}))} "
+        "(version 3 no longer mutates tokens the fix kept or swaps commutative arguments).",
         "",
         f"Finished: {len(rows)} of {len(pos) + len(neg)} tasks; {len(done)} with status ok "
         f"({', '.join(r['id'] + ': ' + r['status'] for r in rows if r['status'] != 'ok') or 'none skipped'}). "

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from evalharness.audit.patchparts import (FilePatch, Hunk, PatchUnsupported, State, change_blocks, file_state,
-                                          parse_patch, render)
+                                          parse_patch, removed_by_line, render)
+from evalharness.audit.argmutation import argument_sites, drop_argument
 from evalharness.sources.inject import mutations
 
 __all__ = ["DEFAULT_CAP", "STRUCTURAL", "Mutant", "PatchUnsupported", "generate", "parse_patch", "render"]
@@ -114,10 +115,10 @@ def verdict(state: State, base: State, gold: State, seen: set) -> str:
 
 # --- candidates and the choice -----------------------------------------------------------------
 
-def candidates(files: list[FilePatch], base: State, gold: State, added: dict[str, set[int]]
+def candidates(files: list[FilePatch], base: State, gold: State, added: dict[str, dict[int, str]]
                ) -> list[tuple[str, str, State]]:
     """Every candidate mutant as (kind, description, changed files), in a stable order (``added``: per path,
-    the lines of the patched file the gold patch added)."""
+    the lines of the patched file the gold patch added -> what their run of changed lines removed)."""
     out: list[tuple[str, str, State]] = []
     n_hunks = sum(len(f.hunks) for f in files)
     for fp in files:
@@ -141,11 +142,24 @@ def candidates(files: list[FilePatch], base: State, gold: State, added: dict[str
             out.append(("partial_file", f"only the change to {fp.path}", {fp.path: gold[fp.path]}
                         | {f.path: base[f.path] for f in files if f is not fp}))
     for fp in files:
-        out += _ast_candidates(fp, gold[fp.path], added.get(fp.path, set()))
+        out += _ast_candidates(fp, gold[fp.path], added.get(fp.path, {}))
     return out
 
 
-def _ast_candidates(fp: FilePatch, text: str | None, added: set[int]) -> list[tuple[str, str, State]]:
+COMMUTATIVE = {"min", "max", "gcd", "lcm", "hypot", "isclose", "math.gcd", "math.lcm", "math.hypot", "math.isclose",
+               "operator.add", "operator.mul", "operator.eq", "operator.ne", "np.maximum", "np.minimum"}
+"""Calls whose first two arguments can be swapped without changing the result (an equivalent mutant)."""
+
+
+def _part_of_the_fix(site: mutations.Site, removed: str) -> bool:
+    """A site is the fix's own code unless it is already in what its change removed (a token the gold patch
+    kept on a line it changed), or it swaps the arguments of a commutative call."""
+    if site.mutation == "swapped_arguments" and site.before.split("(")[0].strip() in COMMUTATIVE:
+        return False
+    return not (removed and re.search(rf"(?<![\w.]){re.escape(site.before)}(?!\w)", removed))
+
+
+def _ast_candidates(fp: FilePatch, text: str | None, added: dict[int, str]) -> list[tuple[str, str, State]]:
     if text is None or not fp.path.endswith(".py") or is_doc_path(fp.path):
         return []
     lines = text.splitlines(keepends=True)
@@ -158,6 +172,8 @@ def _ast_candidates(fp: FilePatch, text: str | None, added: set[int]) -> list[tu
         except (cst.ParserSyntaxError, RecursionError):
             continue
         for site in found:
+            if not _part_of_the_fix(site, added[site.line + start - 1]):
+                continue
             try:
                 mutated = (drop_argument(snippet, site) if site.mutation == "dropped_argument"
                            else mutations.apply(snippet, site))
@@ -170,48 +186,7 @@ def _ast_candidates(fp: FilePatch, text: str | None, added: set[int]) -> list[tu
     return out
 
 
-class _Arguments(cst.CSTTransformer):
-    """Numbers (call, argument) pairs in traversal order; records them, or drops the ``target``-th."""
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, path: str, target: int | None):
-        super().__init__()
-        self.path, self.target, self.count, self.sites = path, target, 0, []
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        result = updated
-        for i, arg in enumerate(original.args if len(original.args) > 1 or original.args[:1] and
-                                original.args[0].keyword else []):
-            if arg.star:
-                continue
-            if self.target is None:
-                line = self.get_metadata(PositionProvider, original).start.line
-                self.sites.append(mutations.Site("dropped_argument", self.path, self.count, line, "",
-                                                 mutations._code(original)[:200], f"without {mutations._code(arg)}"))
-            elif self.count == self.target:
-                args = [a for k, a in enumerate(updated.args) if k != i]
-                if args:
-                    args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                result = updated.with_changes(args=args)
-            self.count += 1
-        return result
-
-
-def argument_sites(source: str, path: str) -> list[mutations.Site]:
-    """Every (call, argument) of ``source`` whose argument can be left out: any argument of a call of two
-    or more, or a lone keyword argument."""
-    walker = _Arguments(path, None)
-    MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True).visit(walker)
-    return walker.sites
-
-
-def drop_argument(source: str, site: mutations.Site) -> str:
-    return MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True).visit(_Arguments(site.path,
-                                                                                           site.ordinal)).code
-
-
-def units(text: str, added: set[int]) -> list[tuple[int, int, int]]:
+def units(text: str, added) -> list[tuple[int, int, int]]:
     """The smallest functions (else top-level statements) holding added lines, as (first line, last line,
     indentation): mutating a unit alone is much faster than the whole module, and gives the same bytes.
     A unit is only used when cutting its indentation and putting it back gives its exact text; the whole
@@ -284,7 +259,8 @@ def generate(patch: str, base: State, *, cap: int = DEFAULT_CAP, seed: int | str
     gold = {fp.path: file_state(fp, base[fp.path], fp.hunks, added[fp.path]) for fp in files}
     dropped: Counter = Counter()
     kept, seen = [], set()
-    for kind, description, state in candidates(files, base, gold, {p: set(n) for p, n in added.items()}):
+    kept_lines = {fp.path: removed_by_line(fp, added[fp.path]) for fp in files}
+    for kind, description, state in candidates(files, base, gold, kept_lines):
         why = verdict(state, base, gold, seen)
         if why:
             dropped[why] += 1

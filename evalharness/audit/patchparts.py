@@ -158,3 +158,16 @@ def change_blocks(hunk: Hunk) -> list[tuple[int, int]]:
             blocks.append((start, k))
             start = None
     return blocks
+
+
+def removed_by_line(fp: FilePatch, added: list[int]) -> dict[int, str]:
+    """Each added line (``added``: their numbers in order, from ``file_state``) -> the code its run of changed
+    lines removed, whitespace collapsed."""
+    out, numbers = {}, iter(added)
+    for hunk in fp.hunks:
+        for lo, hi in change_blocks(hunk):
+            removed = " ".join(" ".join(t.split()) for op, t in hunk.lines[lo:hi] if op == "-")
+            for op, _ in hunk.lines[lo:hi]:
+                if op == "+":
+                    out[next(numbers)] = removed
+    return out

@@ -235,3 +235,13 @@ def test_a_gold_hunk_off_its_stated_line_applies_where_its_lines_are(tmp_path):
     assert "# a line the patch does not know\n" * 3 + GOLD.replace("x * 3", "x * 2") in results
     flipped = [m.description for m in made if m.kind == "ast:flipped_comparison"]
     assert flipped and all(d.startswith("lib.py:7:") for d in flipped)  # `if x > hi`, where it really is
+
+
+def test_tokens_the_gold_patch_kept_and_commutative_swaps_are_not_mutated():
+    base = {"p.py": "def port(tls):\n    return 21 if tls else 80\n\n\ndef top(a, b):\n    return a\n"}
+    gold = {"p.py": "def port(tls):\n    return 21 if tls else 443\n\n\ndef top(a, b):\n    return min(a, b)\n"}
+    made, _ = generate(diff(base, gold), base, cap=50)
+    off = [m.description for m in made if m.kind == "ast:off_by_one"]
+    assert off and all("443" in d for d in off)  # 21 was there before the fix: not the fix's code
+    assert "ast:swapped_arguments" not in kinds(made)  # min(b, a) is min(a, b)
+    assert "ast:dropped_argument" in kinds(made)  # min(a) is a real (if odd) mutant

@@ -73,7 +73,7 @@ class MutantsProbe:
     seed: int = 0
     name: str = "mutants"
     family: str = "too_weak_tests"
-    version: int = 2
+    version: int = 3
     needs: str = "docker"
     rule: str = ("Mutants of the gold patch (a hunk left out, a change inside a hunk reverted, one file's part of "
                  "the fix, AST mutations of the added lines) are graded with FAIL_TO_PASS and PASS_TO_PASS; "
