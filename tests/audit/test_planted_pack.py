@@ -8,8 +8,8 @@ empty patches as the truth table plans), the audit runs (``audit PACK --runs RUN
 findings, read from the store, are scored against the truth: precision and recall per probe.
 
 What must hold: every family is found by its probe at least once; no pure probe (nor universal) flags a
-clean task (the mutants probe does today: a strict xfail names why); the validity, environment and universal
-probes find every planted task of their family and nothing else.
+clean task, nor does the mutants probe; the validity, environment and universal probes find every planted
+task of their family and nothing else.
 """
 
 from __future__ import annotations
@@ -76,10 +76,9 @@ def test_each_probe_is_scored_against_the_planted_truth(audited):
         f"predictions/{m}": {"trials": 1, "resolved": 0} for m in ("alpha", "beta", "gamma", "delta", "epsilon")}
 
 
-@pytest.mark.xfail(strict=True, reason="the mutants probe keeps equivalent mutants (min(a, b) -> min(b, a) on "
-                   "percentile-top) and mutates tokens the gold patch did not change (the ftp port on https-port's "
-                   "line), so it flags two clean tasks; when it stops, this passes and the marker goes")
 def test_the_mutants_probe_flags_no_clean_task(audited):
+    """Its v2 flagged two (an equivalent min(a, b) -> min(b, a) on percentile-top, the ftp port kept on https-port's
+    changed line); v3 makes neither mutant."""
     planted, findings, _, _ = audited
     assert score(planted.truth, findings, "mutants", "too_weak_tests")["clean_flagged"] == []
 
