@@ -228,3 +228,28 @@ def test_failing_unittest_style_tests_are_failures_not_tampering(tinypack, clamp
     gold = grade(task.model_copy(update={"PASS_TO_PASS": ["tests/test_unit.py::ClampTest::test_inside"]}),
                  tinypack.spec, clamp_task.patch, sandbox_factory(tinypack, clamp_task, role="grader"))
     assert gold.outcome is Outcome.RESOLVED, (gold.reason, gold.evidence)
+
+
+RENAME_ADD = """\
+--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -1,7 +1,7 @@
+ \"\"\"A tiny library used by evalharness's own tests.\"\"\"
+ 
+ 
+-def add(a, b):
++def plus(a, b):
+     return a + b
+ 
+ 
+"""
+
+
+def test_a_patch_that_breaks_the_test_files_imports_is_unresolved_not_tampering(tinypack, clamp_task,
+                                                                                 sandbox_factory):
+    """The task's test file imports a name the patch removed: pytest cannot collect it. The canaries still run
+    (collection errors do not stop the session), so this is an agent's failure, never a forgery."""
+    result = _grade(tinypack, clamp_task, RENAME_ADD, sandbox_factory)
+    assert result.outcome is Outcome.UNRESOLVED, result.reason
+    assert "collection errors in" in result.reason and "tests/test_calc.py" in result.reason
+    assert "tampered" not in result.flags

@@ -256,8 +256,9 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
 
 
 def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str) -> dict:
-    """The launcher's settings line: pytest's arguments with the test files, the canaries and a decoy
-    ``--junitxml`` (never read: a forgery that writes it and leaves early trips)."""
+    """The launcher's settings line: pytest's arguments with the test files, the canaries, a decoy
+    ``--junitxml`` (never read: a forgery that writes it and leaves early trips) and
+    ``--continue-on-collection-errors``."""
     files = list(task.test_files) + ([canaries.path] if canaries else [])
     argv_args: list[str] = []
     for token in args:
@@ -265,7 +266,9 @@ def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce:
     if "{test_files}" not in args:
         argv_args += files
     decoy = f"--junitxml={WORK}/junit-{secrets.token_hex(4)}.xml"
-    return {"nonce": nonce, "workdir": workdir, "args": [decoy, *argv_args]}
+    # a test file the patch broke (an import it removed) must not stop the session: the canaries still run, so
+    # the missing tests read as the agent's failure, not as a forgery (pytest >= 3.0 has the option)
+    return {"nonce": nonce, "workdir": workdir, "args": [decoy, "--continue-on-collection-errors", *argv_args]}
 
 
 def write_files(sandbox: Sandbox, files: dict[str, bytes]) -> None:
