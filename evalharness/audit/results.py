@@ -112,12 +112,19 @@ def consensus(labels: list[dict[str, Any]]) -> dict[str, Consensus]:
     return out
 
 
-def _kappa_vs_humans(flags: dict[str, TaskFlag], humans: dict[str, Consensus], level: float) -> dict[str, Any]:
+def _kappa_vs_humans(flags: dict[str, TaskFlag], humans: dict[str, Consensus], level: float,
+                     family: str | None = None) -> dict[str, Any]:
+    """Pipeline (or one probe) against the human consensus; for one probe's ``family``, a task counts as broken
+    for the humans when they call it broken in that family (or name none)."""
     tasks = [t for t in humans if t in flags and flags[t].audited]
     if not tasks:
         return {"n": 0, "note": "no task carries both an audit finding and a human label"}
+
+    def broken(c: Consensus) -> bool:
+        return c.broken and (family is None or not c.families or family in c.families)
+
     pipeline = ["flag" if flags[t].flagged else "clean" for t in tasks]
-    human = ["flag" if humans[t].broken else "clean" for t in tasks]
+    human = ["flag" if broken(humans[t]) else "clean" for t in tasks]
     table = agreement_table(pipeline, human, ["flag", "clean"])
     summary = cohen_kappa(table, level=level).to_dict()
     summary["table"] = {"tp": int(table[0, 0]), "fp": int(table[0, 1]), "fn": int(table[1, 0]),
@@ -224,7 +231,8 @@ def audit_results(task_ids: list[str], findings: list[dict[str, Any]], labels: l
         pf = task_flags(findings, task_ids, min_severity=1, probes=[p])
         status = Counter(r["status"] for r in findings if r["probe"] == p and r["seed"] != ENSEMBLE_SEED)
         per_probe[p] = {"flagged": sum(f.flagged for f in pf.values()), "audited": sum(f.audited for f in pf.values()),
-                        "status": dict(status), "vs_humans": _kappa_vs_humans(pf, humans, level)}
+                        "status": dict(status),
+                        "vs_humans": _kappa_vs_humans(pf, humans, level, _family_of(findings, p))}
     blocking = broken_fraction(flags, humans, level=level, families=BLOCKING)
     return {
         "tasks": len(task_ids), "audited": sum(f.audited for f in flags.values()),
@@ -241,6 +249,12 @@ def audit_results(task_ids: list[str], findings: list[dict[str, Any]], labels: l
         "ceiling": _ceiling(blocking),
         "clean_scores": clean_scores(trials, flags, level=level),
     }
+
+
+def _family_of(findings: list[dict[str, Any]], probe: str) -> str | None:
+    """The one family a probe looks for (None for the investigator, which names any)."""
+    families = {r["family"] for r in findings if r["probe"] == probe}
+    return families.pop() if len(families) == 1 and probe != "investigator" else None
 
 
 def _ceiling(blocking: dict[str, Any]) -> dict[str, Any]:

@@ -118,3 +118,12 @@ def test_a_batch_of_labels_is_stored_whole_or_not_at_all(tmp_path):
     assert store.labels("p", latest=False) == []
     store.record_labels("p", [good, {**good, "annotator": "y"}])
     assert len(store.labels("p")) == 2
+
+
+def test_a_probe_is_scored_against_the_humans_verdicts_of_its_own_family():
+    ids = ["a", "b", "c"]
+    findings = [f("a", "leak", True, 2, "solution_leak"), f("b", "leak", False, 0, "solution_leak"),
+                f("c", "leak", False, 0, "solution_leak")]
+    labels = [lab("a", "x", True, 2, "solution_leak"), lab("b", "x", True, 3, "overly_strict"), lab("c", "x", False)]
+    vs = audit_results(ids, findings, labels)["per_probe"]["leak"]["vs_humans"]
+    assert vs["table"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 2}  # b is broken, but not by a leak
