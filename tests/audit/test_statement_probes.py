@@ -262,3 +262,14 @@ def test_a_message_held_in_a_constant_is_asserted_where_the_assertion_uses_it(tm
     assert texts(finding) == {"perimeter_of", r"^sides must not be negative\.$"} and finding.severity == 2
     unused = constant.replace("match=MESSAGE", 'match="neg"')
     assert read_tests(unused, F2P).literals == [] and read_tests(unused, F2P).supplied("sides must not")
+
+
+@pytest.mark.parametrize("probe", [UNDERSPECIFIED, STRICT_LITERALS])
+def test_a_task_whose_tests_sit_at_base_is_skipped_not_clean(probe):
+    """Injected tasks carry no test patch: with no added test line read, the probe has nothing to go on."""
+    task = TaskSpec(instance_id="at-base", problem_statement="ranges lose their last page", patch=GOLD,
+                    FAIL_TO_PASS=["tests/test_core.py::test_negative_side"])
+    found = probe.run(task, AuditContext(pack=None))
+    assert found.status == "skipped" and not found.flagged and "adds no test lines" in found.reason
+    with_tests = probe.run(task.model_copy(update={"test_patch": TESTS}), AuditContext(pack=None))
+    assert with_tests.status == "ok"

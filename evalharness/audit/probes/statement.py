@@ -60,6 +60,14 @@ def _finding(probe, task: TaskSpec, ctx_base, items: list[dict], evidence: dict,
                                            task.test_patch, task.FAIL_TO_PASS, ctx_base))
 
 
+def _nothing_read(probe, task: TaskSpec) -> Finding:
+    """No test line to read: the task adds no tests (they sit at base, as in injected tasks). Not a clean bill."""
+    return Finding(task.instance_id, probe.name, probe.family, False, 0,
+                   "the task's test patch adds no test lines (its tests sit at base); this probe reads only the "
+                   "tests a task adds", {"test_patch_bytes": len(task.test_patch)}, status="skipped",
+                   inputs_hash=inputs_hash(probe.name, probe.version, task.test_patch))
+
+
 def _item(text: str, kind: str, wheres, **extra) -> dict:
     return {"text": text, "kind": kind, "where": where_json(wheres),
             "fail_to_pass": any(w.fail_to_pass for w in wheres), **extra}
@@ -68,7 +76,7 @@ def _item(text: str, kind: str, wheres, **extra) -> dict:
 class Underspecified:
     name = "underspecified"
     family = "underspecified"
-    version = 3
+    version = 4
     needs = "base"
     flag_at = 1
     rule = (
@@ -83,6 +91,8 @@ class Underspecified:
         base = ctx.base_code(task)
         known = Known.of(task, base)
         tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
+        if not tests.files:
+            return _nothing_read(self, task)
         items = []
         for name, uses in group_uses(tests.uses).items():
             if len(name) >= MIN_NAME and known.gold_defines(name) and not known.said(name, name=True) \
@@ -99,7 +109,7 @@ class Underspecified:
 class StrictLiterals:
     name = "strict_literals"
     family = "overly_strict"
-    version = 4
+    version = 5
     needs = "base"
     flag_at = 1
     rule = (
@@ -116,6 +126,8 @@ class StrictLiterals:
         base = ctx.base_code(task)
         known = Known.of(task, base)
         tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
+        if not tests.files:
+            return _nothing_read(self, task)
         items = []
         for value, lits in group_literals(tests.literals).items():
             if not tests.supplied(value) and not known.said(value) and not known.at_base(value):
