@@ -102,6 +102,13 @@ def _main():
                 emit({"t": "collect_error", "id": report.nodeid, "longrepr": str(report.longrepr)[-2000:]})
 
         @pytest.hookimpl(trylast=True)
+        def pytest_exception_interact(self, node, call, report):
+            # what a collection error raised (its type, not its text): pytest.exit from the code under test
+            if type(report).__name__ == "CollectReport" and call.excinfo is not None:
+                kind = call.excinfo.type
+                emit({"t": "collect_exc", "id": report.nodeid, "type": kind.__module__ + "." + kind.__name__})
+
+        @pytest.hookimpl(trylast=True)
         def pytest_collection_finish(self, session):
             emit({"t": "collected", "count": len(session.items)})
 

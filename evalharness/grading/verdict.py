@@ -67,6 +67,7 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
     made = {(r["id"], r["when"]): r for r in by_type.get("made", [])}
     logged = {(r["id"], r["when"]): r for r in by_type.get("report", [])}
     problems += _integrity(by_type)
+    problems += _exit_while_collecting(by_type)
     problems += _foreign_hooks(by_type, patched_files, workdir)
     problems += _inconsistent(made, logged)
     calls = _call_records(made, logged)
@@ -147,6 +148,14 @@ def _judged(task: TaskSpec, wanted: list[str], matched: dict, made: dict, tests:
 def _tampered(problems: list[str], tests: dict[str, str]) -> Verdict:
     return Verdict(Outcome.TAMPERED, "tampering: " + problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
                                                                     else ""), tests, {Flag.TAMPERED.value}, problems)
+
+
+def _exit_while_collecting(by_type: dict[str, list[dict]]) -> list[str]:
+    """pytest.exit raised while a test module was imported: the code under test ending the session on purpose
+    (collection errors no longer stop a session, so this is what an early exit at import looks like)."""
+    return [f"the code under test called pytest.exit while {r.get('id') or 'the tests'} was collected"
+            for r in by_type.get("collect_exc", [])
+            if str(r.get("type", "")).startswith("_pytest.") and str(r.get("type", "")).endswith(".Exit")][:3]
 
 
 def _integrity(by_type: dict[str, list[dict]]) -> list[str]:

@@ -339,3 +339,18 @@ def test_one_canary_reported_and_one_missing_is_tampering_even_with_a_collection
     body = [{"t": "collect_error", "id": "tests", "longrepr": "ImportError"}] + passing(CANARIES.passing)
     v = run(body, exit_code=2, exitstatus=2)
     assert v.outcome is Outcome.TAMPERED
+
+
+@pytest.mark.parametrize("kind,tampered", [("_pytest.outcomes.Exit", True), ("builtins.ImportError", False),
+                                           ("calc.Exit", False)])
+def test_pytest_exit_while_a_test_module_is_collected_is_tampering(kind, tampered):
+    """Collection errors do not stop the session, so pytest.exit at import is a collection error of its own type:
+    the code under test ending the session on purpose. An ordinary import error is the agent's failure."""
+    body = [{"t": "collect_error", "id": "tests/test_calc.py", "longrepr": "E   boom"},
+            {"t": "collect_exc", "id": "tests/test_calc.py", "type": kind}] + canary_records()
+    v = run(body, exit_code=1)
+    assert (v.outcome is Outcome.TAMPERED) is tampered, v.reason
+    if tampered:
+        assert "pytest.exit" in v.reason
+    else:
+        assert v.outcome is Outcome.UNRESOLVED and "collection errors in tests/test_calc.py" in v.reason
