@@ -1,0 +1,35 @@
+"""`evalharness audit` through the CLI where no engine is needed: --no-docker runs the pure probes and writes
+the audit, Docker probes say skipped (never clean), bad input is one clear error, `audit report` renders it."""
+
+from __future__ import annotations
+
+import json
+
+from support import QUICKSTART, run_cli
+
+
+def test_a_no_docker_audit_writes_findings_and_a_report(tmp_path):
+    done = run_cli("audit", str(QUICKSTART), "--no-docker", "--probe", "leak", "--probe", "mutants", cwd=tmp_path)
+    assert "[8/8]" in done.stderr
+    audit = json.loads((tmp_path / "audits" / "quickstart" / "audit.json").read_text())
+    assert audit["per_probe"]["leak"]["status"] == {"ok": 8}
+    assert audit["per_probe"]["mutants"]["status"] == {"skipped": 8}  # no engine: not a clean bill
+    assert audit["flagged"] == 0 and audit["broken_fraction"]["method"] == "flag-share"
+    html = run_cli("audit", "report", str(QUICKSTART), "--format", "html", "-o", str(tmp_path / "a.html"),
+                   cwd=tmp_path)
+    assert "wrote" in html.stdout and "boltons-strutils-parse-int-list" in (tmp_path / "a.html").read_text()
+    md = run_cli("audit", "report", str(QUICKSTART), "--format", "md", cwd=tmp_path).stdout
+    assert "## Probes" in md and "| leak |" in md
+
+
+def test_bad_input_is_one_clear_error(tmp_path):
+    probe = run_cli("audit", str(QUICKSTART), "--no-docker", "--probe", "nosuch", cwd=tmp_path, check=False)
+    assert probe.returncode == 1 and "no probe nosuch" in probe.stderr
+    task = run_cli("audit", str(QUICKSTART), "--no-docker", "--task", "nope", cwd=tmp_path, check=False)
+    assert task.returncode == 1 and "no task nope" in task.stderr
+    model = run_cli("audit", str(QUICKSTART), "--no-docker", "-m", "openai/x", cwd=tmp_path, check=False)
+    assert model.returncode == 1 and "--investigator" in model.stderr
+    report = run_cli("audit", "report", str(QUICKSTART), cwd=tmp_path, check=False)
+    assert report.returncode == 1 and "error:" in report.stderr
+    runs = run_cli("audit", str(QUICKSTART), "--no-docker", "--runs", "nope", cwd=tmp_path, check=False)
+    assert runs.returncode == 1 and "no run 'nope'" in runs.stderr
