@@ -101,3 +101,18 @@ def test_investigator_seeds_are_stored_one_by_one_and_only_missing_seeds_run(tmp
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=3, config={"m": 1})).run(tasks[:1], log=lambda _: None)
     assert asked == [(tasks[0].instance_id, [3])]
+
+
+def test_a_skipped_finding_is_asked_again_an_answered_one_is_kept(tmp_path):
+    pack, store, tasks = _setup(tmp_path)
+
+    class Skipping(Counting):
+        def run(self, task, ctx):
+            self.calls.append(task.instance_id)
+            return Finding(task.instance_id, self.name, self.family, False, status="skipped", reason="nothing")
+
+    Auditor(pack, store, AuditContext(pack), [Skipping(), Counting(name="answers")], out_dir=tmp_path).run(
+        tasks, log=lambda _: None)
+    skipping, answering = Skipping(), Counting(name="answers")
+    Auditor(pack, store, AuditContext(pack), [skipping, answering], out_dir=tmp_path).run(tasks, log=lambda _: None)
+    assert len(skipping.calls) == 3 and answering.calls == []
