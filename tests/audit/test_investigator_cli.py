@@ -36,8 +36,13 @@ def test_the_audit_command_runs_stores_and_resumes_investigator_seeds(tmp_path, 
     db = sqlite3.connect(tmp_path / "runs" / "evalharness.db")
     db.row_factory = sqlite3.Row
     rows = {(r["task_id"], r["seed"]): dict(r) for r in db.execute(
-        "select * from audit_findings where probe = 'investigator'")}
+        "select * from audit_findings where probe = 'investigator' and seed >= 0")}
     assert sorted(rows) == sorted(VERDICTS)
+    combined = {r["task_id"]: dict(r) for r in db.execute(
+        "select * from audit_findings where probe = 'investigator' and seed = -1")}  # the stored ensemble
+    assert (combined["tiny-clamp"]["flagged"], combined["tiny-clamp"]["severity"]) == (1, 2)
+    assert json.loads(combined["tiny-clamp"]["evidence"])["agreement"] == 0.5
+    assert (combined["tiny-mean-empty"]["status"], combined["tiny-mean-empty"]["severity"]) == ("ok", 3)
     statuses = {key: (r["status"], bool(r["flagged"]), r["family"], r["severity"]) for key, r in rows.items()}
     assert statuses[("tiny-clamp", 1)] == ("ok", False, "validity", 0)
     assert statuses[("tiny-clamp", 2)] == ("ok", True, "too_weak_tests", 2)
