@@ -73,7 +73,18 @@ def _item(text: str, kind: str, wheres, **extra) -> dict:
             "fail_to_pass": any(w.fail_to_pass for w in wheres), **extra}
 
 
-class Underspecified:
+class _ReadsAddedTests:
+    """A probe over the test patch's added lines: skipped when the task adds none."""
+
+    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
+        base = ctx.base_code(task)
+        tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
+        if not tests.files:
+            return _nothing_read(self, task)
+        return self.decide(task, base, Known.of(task, base), tests)
+
+
+class Underspecified(_ReadsAddedTests):
     name = "underspecified"
     family = "underspecified"
     version = 4
@@ -87,12 +98,7 @@ class Underspecified:
         f"code at base does not hold it ({_BASE}), and the statement never mentions it ({_SAID}). {_SEVERITY}"
     )
 
-    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
-        base = ctx.base_code(task)
-        known = Known.of(task, base)
-        tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
-        if not tests.files:
-            return _nothing_read(self, task)
+    def decide(self, task: TaskSpec, base, known: Known, tests) -> Finding:
         items = []
         for name, uses in group_uses(tests.uses).items():
             if len(name) >= MIN_NAME and known.gold_defines(name) and not known.said(name, name=True) \
@@ -106,7 +112,7 @@ class Underspecified:
         return _finding(self, task, ctx_base_id(task, base), items, searched, "hidden requirement(s)")
 
 
-class StrictLiterals:
+class StrictLiterals(_ReadsAddedTests):
     name = "strict_literals"
     family = "overly_strict"
     version = 5
@@ -122,12 +128,7 @@ class StrictLiterals:
         f"base does not hold it either ({_BASE}). {_SEVERITY}"
     )
 
-    def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
-        base = ctx.base_code(task)
-        known = Known.of(task, base)
-        tests = read_tests(task.test_patch, task.FAIL_TO_PASS)
-        if not tests.files:
-            return _nothing_read(self, task)
+    def decide(self, task: TaskSpec, base, known: Known, tests) -> Finding:
         items = []
         for value, lits in group_literals(tests.literals).items():
             if not tests.supplied(value) and not known.said(value) and not known.at_base(value):
