@@ -13,7 +13,8 @@ from evalharness.runner import RunConfig, RunSummary, run
 
 
 def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir: Path, db: str | None,
-                      ca_bundle: Path | None = None, run_id: str | None = None) -> RunSummary:
+                      ca_bundle: Path | None = None, run_id: str | None = None, name: str | None = None,
+                      tags: dict[str, str] | None = None) -> RunSummary:
     """Run with a progress bar on stderr; plain lines when stderr is not a terminal."""
     console = Console(stderr=True)
     counts: dict[str, int] = {}
@@ -39,7 +40,7 @@ def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir:
 
     try:
         summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event, ca_bundle=ca_bundle,
-                      run_id=run_id)
+                      run_id=run_id, name=name, tags=tags)
     finally:
         if "task" in state:
             bar.stop()

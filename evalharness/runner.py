@@ -36,7 +36,7 @@ from evalharness.sandbox.base import Limits, parse_size
 from evalharness.sandbox.docker import remove_labelled
 from evalharness.sandbox.engine import docker_client
 from evalharness.sandbox.images import ImageBuilder
-from evalharness.store import Store, database_url
+from evalharness.store import Store, check_labels, database_url
 from evalharness.taskcheck import TaskChecker
 from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, trial_files, unknown_usage
 from evalharness.types import AgentResult, Budget, ModelEndpoint, Outcome, Usage
@@ -184,17 +184,21 @@ def _matrix(pack: Pack, config: RunConfig) -> list[Trial]:
 
 def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir: Path = Path("runs"),
         db: str | None = None, progress: Progress | None = None, ca_bundle: Path | None = None,
-        run_id: str | None = None) -> RunSummary:
+        run_id: str | None = None, name: str | None = None, tags: dict[str, str] | None = None) -> RunSummary:
     """Run (or resume) a run and return its summary. Ctrl-C raises KeyboardInterrupt after cleanup.
 
     ``ca_bundle`` is copied into images it builds (default: the host's bundle when present).
     ``run_id`` names a new run (default: a fresh one), for callers that put files in its folder first.
+    ``name`` and ``tags`` label a new run in the store (``Store.find_runs``); a resume keeps the run's own,
+    and refuses different ones.
     """
     progress = progress or (lambda event, data: None)
     store_url = database_url(db or runs_dir / "evalharness.db")
+    check_labels(name, tags)
     stored: dict[str, Any] = {}
     if resume:
         stored = Store(store_url).get_run(resume)
+        _check_same_labels(stored, name, tags)
         if run_status(stored) == "running":
             raise UserError(f"run {resume} is still running (pid {stored['runner_pid']} on {stored['runner_host']})",
                             "a run has one runner at a time: wait for it to end, or stop it, then resume")
@@ -218,9 +222,9 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
     if not resume:
         snapshot = _snapshot(config, pack, trials)
         run_dir.mkdir(parents=True, exist_ok=True)
-        write_json(run_dir / "manifest.json", {"run_id": run_id, **snapshot})
+        write_json(run_dir / "manifest.json", {"run_id": run_id, "name": name, "tags": tags or {}, **snapshot})
         store.create_run(run_id, pack=pack.name, pack_hash=pack.content_hash, version=_versions().get("evalharness", "?"),
-                         git_commit=snapshot["revision"]["commit"], config=snapshot)
+                         git_commit=snapshot["revision"]["commit"], config=snapshot, name=name, tags=tags)
     if resume:  # a killed runner leaves containers and half-written trial folders behind
         remove_labelled(client, run_id)
         for stale in run_dir.glob("**/*.partial-*"):
@@ -276,6 +280,23 @@ def _tally(store: Store, run_id: str, expected: set[str], summary: RunSummary) -
     summary.task_errors = sorted((tid, r["reason"]) for tid, r in rows.items()
                                  if r["outcome"] == Outcome.TASK_ERROR.value)
     summary.infra_remaining = sum(1 for r in rows.values() if r["infra"]) + len(expected - set(rows))
+
+
+def _check_same_labels(stored: dict[str, Any], name: str | None, tags: dict[str, str] | None) -> None:
+    """A resume keeps the run's name and tags: giving them again is allowed only unchanged."""
+    for what, given, kept in (("name", name, stored.get("name")), ("tags", tags, stored.get("tags") or {})):
+        if given is not None and given != kept:
+            raise UserError(f"run {stored['run_id']} has {_label_text(what, kept)}; a resume cannot change that "
+                            f"(given: {_label_text(what, given)})",
+                            f"resume without --{what.rstrip('s')}, or start a new run")
+
+
+def _label_text(what: str, value: str | dict[str, str] | None) -> str:
+    if not value:
+        return f"no {what}"
+    if isinstance(value, dict):
+        return "tags " + ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return f"name {value!r}"
 
 
 def _check_same_harnesses(trials: list[Trial], stored: dict[str, Any], run_id: str) -> None:

@@ -3,12 +3,14 @@
 Each trial is written once, in one transaction, after its run folder is complete. A trial
 whose stored outcome is an infrastructure failure or a task error may be replaced by a retry
 (on resume); nothing else is ever overwritten. A run records its runner's host, pid and
-heartbeat, so a killed runner's run can be told from a live one (evalharness.liveness).
+heartbeat, so a killed runner's run can be told from a live one (evalharness.liveness). A run may
+carry a name and tags (``key=value`` labels, fixed when it is created) by which machines find it again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +37,24 @@ class FlagList(sa.types.TypeDecorator):
         return json.loads(value) if value else []
 
 
+class TagMap(sa.types.TypeDecorator):
+    """A run's tags as a JSON object with sorted keys in a TEXT column (any database); ``{}`` when it has none."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str:
+        return json.dumps(dict(value or {}), sort_keys=True)
+
+    def process_result_value(self, value: Any, dialect: Any) -> dict[str, str]:
+        return json.loads(value) if value else {}
+
+
+TAG_KEY = re.compile(r"[A-Za-z0-9_.-]+")
+"""What a tag key may be; its value is any text."""
+NAME_MAX = 200
+
+
 runs = sa.Table(
     "runs", metadata,
     sa.Column("run_id", sa.String(80), primary_key=True),
@@ -48,6 +68,8 @@ runs = sa.Table(
     sa.Column("runner_host", sa.String(255), nullable=True),
     sa.Column("runner_pid", sa.Integer, nullable=True),
     sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("name", sa.String(NAME_MAX), nullable=True),
+    sa.Column("tags", TagMap, nullable=False, server_default="{}"),
 )
 
 trials = sa.Table(
@@ -115,6 +137,8 @@ MIGRATIONS: list[str] = [
     "ALTER TABLE runs ADD COLUMN runner_host VARCHAR(255)",  # 3-5: who runs the run, for stale runs (liveness.py)
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER",
     "ALTER TABLE runs ADD COLUMN heartbeat_at TIMESTAMP WITH TIME ZONE",
+    f"ALTER TABLE runs ADD COLUMN name VARCHAR({NAME_MAX})",  # 6-7: runs that machines find again (issue 11)
+    "ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '{}'",
 ]
 """SQL statements applied in order after version 1; the index + 2 is the version they bring."""
 
@@ -152,11 +176,13 @@ class Store:
             conn.execute(schema_version.update().values(version=1 + len(MIGRATIONS)))
 
     def create_run(self, run_id: str, *, pack: str, pack_hash: str, version: str, git_commit: str | None,
-                   config: dict[str, Any]) -> None:
+                   config: dict[str, Any], name: str | None = None, tags: dict[str, str] | None = None) -> None:
+        check_labels(name, tags)
         with self._lock, self.engine.begin() as conn:
             conn.execute(runs.insert().values(
                 run_id=run_id, created_at=_now(), status="running", pack=pack, pack_hash=pack_hash,
-                evalharness_version=version, git_commit=git_commit, config=json.dumps(config, sort_keys=True)))
+                evalharness_version=version, git_commit=git_commit, config=json.dumps(config, sort_keys=True),
+                name=name, tags=tags or {}))
 
     def set_status(self, run_id: str, status: str) -> None:
         with self._lock, self.engine.begin() as conn:
@@ -180,15 +206,20 @@ class Store:
         return {**row, "config": json.loads(row["config"])}
 
     def list_runs(self) -> list[dict[str, Any]]:
-        counts = (sa.select(trials.c.run_id, sa.func.count().label("trials"),
-                            sa.func.sum(sa.cast(trials.c.resolved, sa.Integer)).label("resolved"))
-                  .group_by(trials.c.run_id).subquery())
-        query = (sa.select(runs.c.run_id, runs.c.created_at, runs.c.status, runs.c.pack, runs.c.runner_host,
-                           runs.c.runner_pid, runs.c.heartbeat_at, counts.c.trials, counts.c.resolved)
-                 .select_from(runs.outerjoin(counts, runs.c.run_id == counts.c.run_id))
-                 .order_by(runs.c.created_at))
+        """Every run, oldest first, with its trial and resolved counts, name, tags and config."""
         with self.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query).mappings()]
+            return [_run_row(r) for r in conn.execute(_runs_query().order_by(runs.c.created_at, runs.c.run_id))
+                    .mappings()]
+
+    def find_runs(self, name: str | None = None, tags: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """Runs named ``name`` (when given) whose tags hold every pair of ``tags``, newest first; rows as list_runs."""
+        query = _runs_query().order_by(runs.c.created_at.desc(), runs.c.run_id.desc())
+        if name is not None:
+            query = query.where(runs.c.name == name)
+        wanted = dict(tags or {})
+        with self.engine.connect() as conn:
+            rows = [_run_row(r) for r in conn.execute(query).mappings()]
+        return [r for r in rows if all(r["tags"].get(k) == v for k, v in wanted.items())]
 
     def record_trial(self, row: dict[str, Any]) -> None:
         """Insert one trial; replaces only a stored infrastructure failure or task error of the same trial."""
@@ -271,6 +302,32 @@ class Store:
         for r in rows:
             last[(r["task_id"], r["annotator"])] = r
         return sorted(last.values(), key=lambda r: (r["task_id"], r["annotator"]))
+
+
+def check_labels(name: str | None, tags: dict[str, str] | None) -> None:
+    """A run's name is 1-200 characters of text; each tag key matches TAG_KEY and its value is a string."""
+    if name is not None and not (isinstance(name, str) and name.strip() and len(name) <= NAME_MAX):
+        raise UserError(f"a run name is 1-{NAME_MAX} characters, not only spaces; got {name!r}")
+    for key, value in (tags or {}).items():
+        if not (isinstance(key, str) and TAG_KEY.fullmatch(key)):
+            raise UserError(f"tag key {key!r} is not valid: use letters, digits, '_', '.' and '-'")
+        if not isinstance(value, str):
+            raise UserError(f"tag {key!r}: the value must be text, got {value!r}")
+
+
+def _runs_query() -> sa.Select:
+    counts = (sa.select(trials.c.run_id, sa.func.count().label("trials"),
+                        sa.func.sum(sa.cast(trials.c.resolved, sa.Integer)).label("resolved"))
+              .group_by(trials.c.run_id).subquery())
+    return (sa.select(runs.c.run_id, runs.c.created_at, runs.c.status, runs.c.pack, runs.c.runner_host,
+                      runs.c.runner_pid, runs.c.heartbeat_at, runs.c.name, runs.c.tags, runs.c.config,
+                      counts.c.trials, counts.c.resolved)
+            .select_from(runs.outerjoin(counts, runs.c.run_id == counts.c.run_id)))
+
+
+def _run_row(row: Any) -> dict[str, Any]:
+    return {**row, "config": json.loads(row["config"]), "trials": row["trials"] or 0,
+            "resolved": int(row["resolved"] or 0)}
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -109,8 +109,9 @@ def test_plan_still_works_with_flags_in_the_frame(runs_dir):
 def test_end_of_run_summary_warns_whatever_the_format(runs_dir, tmp_path, capsys):
     _print_report(["both"], "json", runs_dir, None, tmp_path / "reports")
     captured = capsys.readouterr()
-    assert json.loads(captured.out.split("\nHTML report:")[0])["flags"]["a/m"]["counts"]["tampered"] == 2
-    assert captured.err.strip().splitlines() == [f"warning: {WARNING}"]
+    assert json.loads(captured.out)["flags"]["a/m"]["counts"]["tampered"] == 2  # stdout: the document alone
+    assert captured.err.strip().splitlines() == [f"HTML report: {tmp_path / 'reports' / 'both.html'}",
+                                                 f"warning: {WARNING}"]
 
 
 def test_a_clean_run_has_no_warning_and_no_flagged_section(tmp_path):

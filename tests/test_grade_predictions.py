@@ -48,8 +48,8 @@ def _jsonl(path, model, patches):
     return path
 
 
-def _run_id(stdout: str) -> str:
-    return stdout.split("HTML report: reports/")[1].split(".html")[0]
+def _run_id(stderr: str) -> str:
+    return stderr.split("HTML report: reports/")[1].split(".html")[0]
 
 
 def test_gold_empty_and_mixed_predictions_graded_in_one_run_then_compared(tmp_path, base_image, gold,
@@ -130,7 +130,7 @@ def test_two_commands_compare_as_two_runs_and_a_resume_rewrites_the_reports(tmp_
     first = run_cli("grade-predictions", "-p", str(QUICKSTART), "-P", "gold.json", "-j", "3", cwd=tmp_path)
     second = run_cli("grade-predictions", "-p", str(QUICKSTART), "-P", "nothing", "--model-name", "null-model",
                      "-j", "3", cwd=tmp_path)
-    run_a, run_b = _run_id(first.stdout), _run_id(second.stdout)
+    run_a, run_b = _run_id(first.stderr), _run_id(second.stderr)  # the HTML report's path is on stderr
     assert run_a != run_b
     compared = run_cli("compare", run_a, run_b, cwd=tmp_path).stdout
     assert "predictions/gold" in compared and "predictions/null-model" in compared and "+100.0%" in compared

@@ -1,7 +1,14 @@
-"""`run`, `report`, `compare`, `plan`, `grade`, `runs`, `show`: running an evaluation and reading its results."""
+"""`run`, `report`, `compare`, `plan`, `grade`, `runs`, `show`: running an evaluation and reading its results.
+
+Standard output carries the document asked for (the report of `run` and `report`, the listing of `runs`) and
+nothing else; progress, the HTML report's path, warnings and errors go to standard error, so
+`run --format json | python -m json.tool` reads one JSON document.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sys
 from pathlib import Path
 
@@ -9,6 +16,29 @@ import click
 
 from evalharness.cli._common import CA_BUNDLE, DB, RUNS_DIR, _store, cli
 from evalharness.errors import UserError
+
+
+def _parse_tags(ctx, param, values: tuple[str, ...]) -> dict[str, str] | None:
+    """``KEY=VALUE`` options as a dict (None when none is given); a malformed one is a usage error naming it."""
+    from evalharness.store import TAG_KEY
+
+    tags: dict[str, str] = {}
+    for text in values:
+        key, sep, value = text.partition("=")
+        if not sep or not TAG_KEY.fullmatch(key):
+            raise click.BadParameter(f"{text!r} is not KEY=VALUE with a KEY of letters, digits, '_', '.' and '-'",
+                                     ctx=ctx, param=param)
+        if tags.get(key, value) != value:
+            raise click.BadParameter(f"tag {key!r} is given twice ({key}={tags[key]}, {text})", ctx=ctx, param=param)
+        tags[key] = value
+    return tags or None
+
+
+NAME = click.option("--name", default=None, metavar="NAME",
+                    help="Name the run, stored with it (`evalharness runs --name NAME` finds it); kept on --resume.")
+TAG = click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar="KEY=VALUE",
+                   help="Tag the run (repeatable; KEY of letters, digits, '_', '.', '-'; VALUE any text); kept on "
+                        "--resume.")
 
 
 @cli.command("run")
@@ -43,22 +73,29 @@ from evalharness.errors import UserError
 @click.option("--include-invalid", is_flag=True,
               help="Also run tasks whose validation report (packs validate --run) is not ok.")
 @click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run; completed trials are kept.")
+@NAME
+@TAG
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
-              show_default=True, help="Format of the report printed at the end.")
+              show_default=True, help="Format of the report printed at the end, alone on stdout.")
 @click.option("--report-dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
-              help="Where the HTML report is written.")
+              help="Where the HTML report is written (its path is printed on stderr).")
 @CA_BUNDLE
 @RUNS_DIR
 @DB
 def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
             model_config, seeds, workers, tasks, created_after, created_before, max_steps, max_cost, max_tokens,
-            max_wall, disk, max_patch_mb, include_invalid, resume, fmt, report_dir, ca_bundle, runs_dir, db) -> None:
+            max_wall, disk, max_patch_mb, include_invalid, resume, name, tags, fmt, report_dir, ca_bundle, runs_dir,
+            db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
+
+    The report alone goes to stdout (`--format json`: one JSON document); progress, the HTML report's
+    path, warnings and errors go to stderr.
 
     \b
     evalharness run -p tasks/quickstart -H oracle -H null --seeds 3 -j 2
     evalharness run -p tasks/quickstart -H minimal -H mini-swe-agent -m openai/gpt-4o-mini --api-key-env OPENAI_API_KEY
     evalharness run -p tasks/mine -H minimal -m openai/gpt-4o --created-after 2024-10-31   # after its cutoff
+    evalharness run -p tasks/quickstart -H oracle --name nightly --tag model=oracle --format json > run.json
     evalharness run --resume 20261130-101500-ab12
 
     \b
@@ -89,7 +126,9 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
                           created_before=created_before,
                           budget=_checked(Budget, max_steps=max_steps, max_cost_usd=max_cost, max_tokens=max_tokens,
                                           max_wall_s=max_wall))
-    summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle)
+    with contextlib.redirect_stdout(sys.stderr):  # whatever a library prints while trials run stays off stdout
+        summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle, name=name,
+                                    tags=tags)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
     _exit_for(summary)
 
@@ -140,6 +179,8 @@ def _exit_for(summary) -> None:
 def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
     """Resolve rate per configuration with task-level intervals, per-task counts, infra failures.
 
+    The report alone goes to stdout (or to --output, whose path is then printed on stderr).
+
     \b
     evalharness report RUN_ID --format md
     evalharness report RUN_A RUN_B --format html -o reports/ab.html
@@ -156,7 +197,7 @@ def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)
-        click.echo(f"wrote {output}")
+        click.echo(f"wrote {output}", err=True)
         _warn_flags(report)
     else:
         click.echo(text)
@@ -175,7 +216,7 @@ def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, 
     report_dir.mkdir(parents=True, exist_ok=True)
     html = report_dir / f"{run_ids[0]}.html"
     html.write_text(render(report, "html"))
-    click.echo(f"HTML report: {html}")
+    click.echo(f"HTML report: {html}", err=True)
     _warn_flags(report)
 
 
@@ -272,15 +313,46 @@ def grade_cmd(run_id, log_parser, runs_dir) -> None:
 
 
 @cli.command("runs")
+@click.option("--name", default=None, metavar="NAME", help="Only runs of this name.")
+@click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar="KEY=VALUE",
+              help="Only runs with this tag (repeatable: a run must have every one).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table: one line per run; json: one JSON list of runs on stdout.")
 @RUNS_DIR
 @DB
-def runs_cmd(runs_dir, db) -> None:
-    """List stored runs; a run whose runner died (SIGKILL, power loss) shows as interrupted."""
+def runs_cmd(name, tags, fmt, runs_dir, db) -> None:
+    """List stored runs, newest first; a run whose runner died (SIGKILL, power loss) shows as interrupted.
+
+    Each run shows its status, pack, trials, resolved trials, name, tags, harnesses and models.
+
+    \b
+    evalharness runs
+    evalharness runs --name nightly --tag model=gpt-4o --format json
+    """
+    listed = [_run_listing(r) for r in _store(runs_dir, db).find_runs(name=name, tags=tags)]
+    if fmt == "json":
+        click.echo(json.dumps(listed, indent=2))
+        return
+    for r in listed:
+        tags_text = ",".join(f"{k}={v}" for k, v in sorted(r["tags"].items())) or "-"
+        click.echo(f"{r['run_id']}  {r['status']:<11} {r['pack']:<20} trials={r['trials']} resolved={r['resolved']} "
+                   f"name={r['name'] or '-'} tags={tags_text} harnesses={','.join(r['harnesses']) or '-'} "
+                   f"models={','.join(r['models']) or '-'}")
+
+
+def _run_listing(row: dict) -> dict:
+    """A stored run as `runs` shows it: its live status, labels, and the harnesses and models of its config."""
     from evalharness.liveness import run_status
 
-    for r in _store(runs_dir, db).list_runs():
-        click.echo(f"{r['run_id']}  {run_status(r):<11} {r['pack']:<20} trials={r['trials'] or 0} "
-                   f"resolved={r['resolved'] or 0}")
+    config = row["config"] if isinstance(row["config"], dict) else {}
+    run = config.get("run") if isinstance(config.get("run"), dict) else {}
+    harnesses = list(config.get("harnesses") or {}) or [str(h) for h in run.get("harnesses") or []]
+    models = [str(m.get("name")) if isinstance(m, dict) else str(m) for m in run.get("models") or []]
+    when = {k: row[k].isoformat() if row[k] is not None else None for k in ("created_at", "heartbeat_at")}
+    return {"run_id": row["run_id"], "name": row["name"], "tags": row["tags"], "status": run_status(row),
+            "pack": row["pack"], **when, "trials": row["trials"], "resolved": row["resolved"],
+            "harnesses": harnesses, "models": models, "runner_host": row["runner_host"],
+            "runner_pid": row["runner_pid"]}
 
 
 def _checked(model, **fields):
