@@ -35,10 +35,11 @@ def _parse_tags(ctx, param, values: tuple[str, ...]) -> dict[str, str] | None:
 
 
 NAME = click.option("--name", default=None, metavar="NAME",
-                    help="Name the run, stored with it (`evalharness runs --name NAME` finds it); kept on --resume.")
+                    help="Name the run, stored with it (`evalharness runs --name NAME` finds it); a resume keeps it "
+                         "and refuses another.")
 TAG = click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar="KEY=VALUE",
-                   help="Tag the run (repeatable; KEY of letters, digits, '_', '.', '-'; VALUE any text); kept on "
-                        "--resume.")
+                   help="Tag the run (repeatable; KEY of letters, digits, '_', '.', '-'; VALUE any text); a "
+                        "resume keeps the tags and refuses others.")
 
 
 @cli.command("run")
