@@ -14,6 +14,7 @@ import docker
 from evalharness.errors import BudgetExhausted, EvalHarnessError, HarnessError, SandboxError
 from evalharness.grading.extract import Extracted, extract_patch
 from evalharness.grading.grade import GradeResult, grade
+from evalharness.models.unavailable import MODEL_UNAVAILABLE, from_error
 from evalharness.packs import Pack
 from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
@@ -98,6 +99,9 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     if agent.exit_status == "error":
         return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
                            timings, log)
+    if agent.exit_status == MODEL_UNAVAILABLE:  # the endpoint failed, not the agent: infrastructure, not graded
+        return TrialOutput(Outcome.MODEL_UNAVAILABLE, agent.error or "model endpoint unavailable", agent, None,
+                           started, _now(), timings, log)
     if agent.exit_status == PATCH_APPLY_FAILED:  # a given patch (predictions) does not apply: the agent's outcome
         return TrialOutput(Outcome.PATCH_APPLY_FAILED, agent.error or "the patch does not apply", agent, None,
                            started, _now(), timings, log)
@@ -192,7 +196,7 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> t
         sandbox.set_wall_budget(wall)
         log.append(f"agent container {sandbox.id[:12]}, wall budget {wall:g} s")
         result = run_harness(trial, sandbox, ctx.budget, log)
-        if result.budget_exhausted or result.exit_status in ("error", PATCH_APPLY_FAILED):
+        if result.budget_exhausted or result.exit_status in ("error", PATCH_APPLY_FAILED, MODEL_UNAVAILABLE):
             return result, None
         try:
             extracted = extract_patch(sandbox, max_bytes=ctx.limits.max_patch_bytes)
@@ -207,7 +211,10 @@ def _run_agent(ctx: TrialContext, trial: Trial, image: str, log: list[str]) -> t
 
 def run_harness(trial: Trial, sandbox: DockerSandbox, budget: Budget, log: list[str]) -> AgentResult:
     """Run the harness in a started sandbox; every way it can end becomes an AgentResult (what it spent and saw
-    kept), except a SandboxError (infrastructure), which is raised. Trials and investigators share it."""
+    kept), except a SandboxError (infrastructure), which is raised. Trials and investigators share it.
+
+    Model calls that failed for good because the endpoint was unavailable (evalharness.models.unavailable)
+    end as ``exit_status`` model_unavailable, the reason in ``error``; any other harness error as ``error``."""
     try:
         result = trial.harness.run(trial.task, sandbox, trial.model, seed=trial.seed, budget=budget)
         if not isinstance(result, AgentResult):
@@ -221,6 +228,9 @@ def run_harness(trial: Trial, sandbox: DockerSandbox, budget: Budget, log: list[
         raise
     except HarnessError as e:
         log.append(f"harness error: {e}")
+        unavailable = from_error(e)
+        if unavailable is not None:
+            return AgentResult(exit_status=MODEL_UNAVAILABLE, error=unavailable.reason, **_kept(e, trial))
         return AgentResult(exit_status="error", error=str(e), **_kept(e, trial))
     except EvalHarnessError as e:
         return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e, trial))

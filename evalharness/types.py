@@ -31,12 +31,14 @@ class Outcome(str, Enum):
     TAMPERED = "tampered"  # the test run shows signs of forgery (canaries wrong or missing, runner replaced)
     SANDBOX_ERROR = "sandbox_error"  # Docker failed: infrastructure, not the agent
     INFRA_ERROR = "infra_error"  # image build or other infrastructure failure
+    MODEL_UNAVAILABLE = "model_unavailable"  # the model endpoint failed for good (unreachable, timeouts, 5xx, 429)
     TASK_ERROR = "task_error"  # the task itself is broken (image cannot be built, gold patch does not apply)
 
     @property
     def is_infra(self) -> bool:
-        """Infrastructure failures are retried and reported apart, never counted as agent failures."""
-        return self in (Outcome.SANDBOX_ERROR, Outcome.INFRA_ERROR)
+        """Infrastructure failures are retried and reported apart, never counted as agent failures. A model
+        endpoint that stopped answering is one (evalharness.models.unavailable decides when it did)."""
+        return self in (Outcome.SANDBOX_ERROR, Outcome.INFRA_ERROR, Outcome.MODEL_UNAVAILABLE)
 
     @property
     def is_task_error(self) -> bool:

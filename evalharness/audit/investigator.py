@@ -36,7 +36,7 @@ from evalharness.sandbox.base import AGENT_USER, Limits
 from evalharness.sandbox.docker import DockerSandbox
 from evalharness.templating import fill
 from evalharness.trajectory import document, truncate
-from evalharness.trial import Trial, TrialContext, agent_image, run_harness
+from evalharness.trial import MODEL_UNAVAILABLE, Trial, TrialContext, agent_image, run_harness
 from evalharness.types import AgentResult, Budget, Harness, ModelEndpoint, TaskSpec
 
 __all__ = ["PROMPT_PATH", "VERDICT_FILE", "cli_investigator", "ensemble", "investigate", "investigation_context"]
@@ -227,7 +227,7 @@ def judge(task_id: str, seed: int, seen: Investigation, evidence: dict[str, Any]
             return verdict_finding(task_id, seed, parse_verdict(seen.raw), evidence, hash_)
         except VerdictError as e:
             problem = f"invalid verdict: {e}"
-    if seen.agent.exit_status == "error":
+    if seen.agent.exit_status in ("error", MODEL_UNAVAILABLE):  # an endpoint that was down: asked again too
         return failed_finding(task_id, seed, "error", f"harness error: {(seen.agent.error or '')[:1500]}",
                               {**evidence, "verdict_problem": problem}, hash_)
     return failed_finding(task_id, seed, "invalid", problem, {**evidence, "verdict_problem": problem}, hash_)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalharness.errors import BudgetExhausted, ConfigError, EvalHarnessError, HarnessError
 from evalharness.models.client import configured_key
+from evalharness.models.unavailable import MODEL_UNAVAILABLE, from_relay_calls
 from evalharness.redact import redact, secrets_of
 from evalharness.relay import Ledger, ModelRelay, forwarder_source, upstream_of
 from evalharness.templating import fill as render
@@ -167,8 +168,11 @@ class CommandHarness:
                 recorder: Recorder, refused: list[str], secrets: list[str]) -> AgentResult:
         if ledger.error is not None:
             raise ledger.error
+        unavailable = None if ledger.exhausted else from_relay_calls(  # a budget that ended it wins
+            ledger.calls, upstream_of(ledger.endpoint.name, ledger.endpoint.api_base),
+            ended_well=result.exit_code == 0 and not result.timed_out)
         past_deadline = _remaining(sandbox) <= 0
-        if result.timed_out and past_deadline:
+        if result.timed_out and past_deadline and unavailable is None:
             raise BudgetExhausted("wall_s", getattr(sandbox, "wall_budget", 0.0), getattr(sandbox, "wall_budget", 0.0))
         for command in self.settings.after:
             sandbox.exec(render(command, values), timeout=60)
@@ -177,9 +181,14 @@ class CommandHarness:
             recorder.note("the relay refused requests that aimed elsewhere than the model endpoint", refused=refused)
         if ledger.refused:
             recorder.note(f"budget reached: {ledger.exhausted}", refused_calls=ledger.refused)
+        if unavailable is not None:
+            recorder.note(unavailable.reason, attempts=unavailable.attempts)
         patch = sandbox.diff()
         usage = ledger.usage
         steps = redact(_steps(recorder, ledger), secrets)
+        if unavailable is not None:  # infrastructure: not graded, retried by run --resume
+            return AgentResult(patch=patch, exit_status=MODEL_UNAVAILABLE, trajectory=steps, usage=usage,
+                               error=redact(unavailable.reason, secrets))
         which = ledger.exhausted.which if ledger.exhausted else ("timeout_s" if result.timed_out else None)
         if which is None and result.exit_code != 0 and not _answered(ledger):
             raise HarnessError(f"harness {self.name}: the agent exited {result.exit_code} without a successful "

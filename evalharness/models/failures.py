@@ -16,12 +16,17 @@ from evalharness.types import ModelEndpoint
 _DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
-class ModelAPIError(HarnessError):
-    """A model call failed for good. ``status`` is the HTTP status (None: no response), ``kind`` the category."""
+RETRYABLE_KINDS = ("rate_limit", "server", "timeout", "connection")
+"""Failures of the endpoint, not of the request: retried, and when they persist the endpoint is unavailable."""
 
-    def __init__(self, message: str, *, kind: str, status: int | None, attempts: int = 1):
+
+class ModelAPIError(HarnessError):
+    """A model call failed for good. ``status`` is the HTTP status (None: no response), ``kind`` the category,
+    ``where`` the endpoint it was sent to (its api_base, or the provider's default API)."""
+
+    def __init__(self, message: str, *, kind: str, status: int | None, attempts: int = 1, where: str = ""):
         super().__init__(message)
-        self.kind, self.status, self.attempts = kind, status, attempts
+        self.kind, self.status, self.attempts, self.where = kind, status, attempts, where
 
 
 class ContextWindowExceeded(ModelAPIError):
@@ -38,7 +43,7 @@ class Failure:
 
     @property
     def retryable(self) -> bool:
-        return self.kind in ("rate_limit", "server", "timeout", "connection")
+        return self.kind in RETRYABLE_KINDS
 
 
 def classify(exc: Exception) -> Failure:
@@ -54,12 +59,30 @@ def classify(exc: Exception) -> Failure:
         return Failure("timeout", None, detail)
     if isinstance(exc, openai.APIConnectionError):
         return Failure("connection", None, detail)
+    transport = _transport_cause(exc)
+    if transport is not None:  # litellm reports a connection it could not open as a 500 "Connection error."
+        return Failure(transport, None, detail)
     if status == 429:
         return Failure("rate_limit", 429, detail, _retry_after(exc))
     if isinstance(status, int) and status >= 500:
         return Failure("server", status, detail, _retry_after(exc))
     kinds = {401: "auth", 403: "auth", 404: "not_found"}
     return Failure(kinds.get(status, "bad_request"), status, detail)  # type: ignore[arg-type]
+
+
+def _transport_cause(exc: BaseException) -> str | None:
+    """"timeout" or "connection" when the exception was caused by a request that got no answer, else None."""
+    import openai
+
+    seen, cause = set(), exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, openai.APITimeoutError):
+            return "timeout"
+        if isinstance(cause, openai.APIConnectionError):
+            return "connection"
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -96,13 +119,13 @@ def abort_error(failure: Failure, endpoint: ModelEndpoint, attempts: int, secret
         return ContextWindowExceeded(
             f"context window of {endpoint.name!r} exceeded at {where} ({detail})\n"
             "  shorten the conversation or use a model with a longer context",
-            kind=failure.kind, status=failure.status, attempts=attempts)
+            kind=failure.kind, status=failure.status, attempts=attempts, where=where)
     elif failure.retryable:
         message = (f"{endpoint.name!r} at {where} still failing after {attempts} attempts: {status} ({detail})\n"
                    "  lower concurrency, raise num_retries or timeout_s on the endpoint, or check the server")
     else:
         message = f"{status} from {where} for {endpoint.name!r}: {detail}"
-    return ModelAPIError(message, kind=failure.kind, status=failure.status, attempts=attempts)
+    return ModelAPIError(message, kind=failure.kind, status=failure.status, attempts=attempts, where=where)
 
 
 def _provider(endpoint: ModelEndpoint) -> str:

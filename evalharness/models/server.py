@@ -158,8 +158,13 @@ class ScriptedModelServer:
             record.body = json.loads(raw or b"{}")
         except json.JSONDecodeError as e:
             return _error(record, ErrorSpec(status=400, message=f"request body is not JSON: {e}"), error)
-        record.model = str(record.body.get("model", ""))
-        record.prompt = _prompt(api, record.body)
+        try:  # a malformed request is a 400, as a real API answers it, never a dropped connection
+            if not isinstance(record.body, dict):
+                raise TypeError("the request body is not a JSON object")
+            record.model = str(record.body.get("model", ""))
+            record.prompt = _prompt(api, record.body)
+        except (AttributeError, TypeError, KeyError, ValueError) as e:
+            return _error(record, ErrorSpec(status=400, message=f"malformed request: {e}"), error)
         if self._require_key and _key_of(headers) != self._require_key:
             return _error(record, ErrorSpec(status=401), error)
         if api == "count_tokens":
@@ -173,7 +178,10 @@ class ScriptedModelServer:
             return None
         if reply.error is not None:
             return _error(record, reply.error, error)
-        return _render(api, record, reply)
+        try:
+            return _render(api, record, reply)
+        except (AttributeError, TypeError, KeyError, ValueError) as e:
+            return _error(record, ErrorSpec(status=400, message=f"malformed request: {e}"), error)
 
     def _get(self, record: RecordedRequest) -> _Answer:
         if record.path.split("?", 1)[0].rstrip("/") not in ("/v1/models", "/models"):

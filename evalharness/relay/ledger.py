@@ -89,8 +89,12 @@ class Ledger:
         return budget.max_steps is None or self._tracker.usage.calls + self._in_flight < budget.max_steps
 
     def record(self, path: str, started: float, duration: float, status: int, summary: CallSummary,
-               messages_in: int) -> None:
-        """Record an admitted call (failed or not) and give its place back."""
+               messages_in: int, *, relay_error: str | None = None) -> None:
+        """Record an admitted call (failed or not) and give its place back.
+
+        ``relay_error`` names what stopped the relay before the endpoint answered (``status`` is then the
+        relay's own 502): the entry's ``source`` is ``relay``, else ``endpoint`` (the status is the endpoint's).
+        """
         usage = Usage(input_tokens=summary.input_tokens, output_tokens=summary.output_tokens,
                       cached_tokens=summary.cached_tokens, cache_read_tokens=summary.cached_tokens,
                       cache_write_tokens=summary.cache_write_tokens, calls=1, latency_s=duration)
@@ -100,7 +104,10 @@ class Ledger:
             usage.calls = 0
         step = {"t_start": _iso(started), "duration_s": round(duration, 3), "kind": "model", "path": path,
                 "status": status, "model": summary.model, "messages_in": messages_in, "content": summary.content,
-                "tool_calls": summary.tool_calls, "usage": usage.model_dump()}
+                "tool_calls": summary.tool_calls, "usage": usage.model_dump(),
+                "source": "endpoint" if relay_error is None else "relay"}
+        if relay_error is not None:
+            step["relay_error"] = relay_error
         with self._turn:
             self._in_flight = max(0, self._in_flight - 1)
             if not failed:

@@ -170,9 +170,16 @@ class _UnixServer(socketserver.ThreadingUnixStreamServer):
 
 @dataclass
 class _Exchange:
-    """What one forwarded request got: status (502 until the endpoint answers), reply bytes kept for usage."""
+    """What one forwarded request got: status (502 until the endpoint answers), reply bytes kept for usage.
+
+    ``answered`` is True once the endpoint's status line arrived: the status is the endpoint's. Until then a
+    failure is the relay's, named by ``error`` (the exception's type): evalharness.models.unavailable tells
+    a relay that could not reach the endpoint from a request the relay could not send.
+    """
 
     status: int = 502
+    answered: bool = False
+    error: str = ""
     streamed: bool = False
     has_body: bool = False
     kept: bytearray = field(default_factory=bytearray)
@@ -222,11 +229,15 @@ class _Handler(BaseHTTPRequestHandler):
         started, exchange = time.time(), _Exchange()
         try:
             self._exchange(relay, url, body, exchange)
+        except BaseException as e:
+            exchange.error = exchange.error or type(e).__name__
+            raise
         finally:
             if api is not None:
                 summary = summarize(api, bytes(exchange.kept), exchange.streamed)
                 relay.ledger.record(self.path, started, time.time() - started, exchange.status, summary,
-                                    request_messages(json_object(body)))
+                                    request_messages(json_object(body)),
+                                    relay_error=None if exchange.answered else exchange.error or "unknown")
         if exchange.has_body:
             self.wfile.write(b"0\r\n\r\n")
 
@@ -236,9 +247,10 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             response = relay._http.send(request, stream=True)
         except httpx.HTTPError as e:
+            exchange.error = type(e).__name__
             return self._reply(502, {"error": {"type": "relay_upstream_error", "message":
                                f"evalharness relay: model endpoint unreachable ({type(e).__name__})"}})
-        exchange.status = response.status_code
+        exchange.status, exchange.answered = response.status_code, True
         exchange.streamed = "text/event-stream" in response.headers.get("content-type", "")
         try:
             exchange.has_body = self._send_head(response)

@@ -40,9 +40,12 @@ def with_stream_usage(body: bytes) -> bytes:
     whose ``choices`` list is empty, as the OpenAI API reference describes.
     """
     parsed = json_object(body)
-    if not parsed.get("stream") or (parsed.get("stream_options") or {}).get("include_usage"):
+    options = parsed.get("stream_options") or {}
+    if not isinstance(options, dict):  # not an object: sent as it is, the endpoint's to refuse
         return body
-    parsed["stream_options"] = {**(parsed.get("stream_options") or {}), "include_usage": True}
+    if not parsed.get("stream") or options.get("include_usage"):
+        return body
+    parsed["stream_options"] = {**options, "include_usage": True}
     return json.dumps(parsed).encode()
 
 

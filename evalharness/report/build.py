@@ -12,6 +12,10 @@ from evalharness.report.flags import flag_summary, flag_warnings, flagged_trials
 from evalharness.report.task_errors import task_errors
 from evalharness.stats import compare_all, per_task_table, score_table
 
+INFRA_NAMES = {"model_unavailable": "model endpoint unavailable", "sandbox_error": "sandbox (Docker) failed",
+               "infra_error": "image build or evalharness failed"}
+"""Each infrastructure outcome as a report names it: whose failure it was (none is the agent's)."""
+
 SCORE_FIELDS = ["config", "n_tasks", "n_trials", "n_infra", "resolve_rate", "ci_low", "ci_high", "se",
                 "interval", "mean_cost_usd", "cost_per_resolved", "mean_tokens", "note"]
 
@@ -48,6 +52,7 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
         "outcomes": {cfg: {k: int(v) for k, v in row.items() if v} for cfg, row in outcomes.iterrows()},
         "n_trials": int(len(df)),
         "n_infra": int(df["infra"].sum()) if len(df) else 0,
+        "infra": infra_counts(df),
         "task_errors": task_errors(df),
         "flags": flag_summary(df),
         "flagged_trials": flagged_trials(df),
@@ -55,3 +60,17 @@ def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float =
     }
     report["flag_warnings"] = flag_warnings(report)
     return report
+
+
+def infra_counts(df: pd.DataFrame) -> dict[str, int]:
+    """Infrastructure failures by outcome (``model_unavailable``: the model endpoint's), most first."""
+    if not len(df):
+        return {}
+    counts = df.loc[df["infra"].astype(bool), "outcome"].astype(str).value_counts()
+    return {str(k): int(v) for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))}
+
+
+def infra_line(report: dict[str, Any]) -> str:
+    """'3 (model endpoint unavailable 2, sandbox (Docker) failed 1)': the left-out trials and whose failure."""
+    parts = [f"{INFRA_NAMES.get(k, k)} {n}" for k, n in (report.get("infra") or {}).items()]
+    return f"{report['n_infra']}" + (f" ({', '.join(parts)})" if parts else "")

@@ -9,6 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader
 
+from evalharness.report.build import infra_line
 from evalharness.report.cutoff import CUTOFF_NOTE, cutoff_table
 from evalharness.report.flags import flagged_rows, flags_cell
 from evalharness.report.task_errors import task_error_rows
@@ -67,7 +68,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     runs = ", ".join(f"`{r['run_id']}` ({r['pack']}, {r['status']})" for r in report["runs"])
     pt = report["per_task"]
     parts = [f"# evalharness report\n\nRuns: {runs}. Trials: {report['n_trials']}, "
-             f"infrastructure failures (left out of rates): {report['n_infra']}.\n",
+             f"infrastructure failures (left out of rates): {infra_line(report)}.\n",
              "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
              "".join(f"\n- {line}" for line in score_notes(report)),
              "".join(f"\n> **warning**, {line}" for line in report["flag_warnings"]),
@@ -112,7 +113,7 @@ def text_table(rows: list[list[str]], title: str = "") -> str:
 def render_text(report: dict[str, Any]) -> str:
     pt = report["per_task"]
     parts = [text_table(score_rows(report), f"Resolve rate per configuration ({report['n_trials']} trials, "
-                                           f"{report['n_infra']} infrastructure failures left out)")]
+                                           f"infrastructure failures left out: {infra_line(report)})")]
     parts += [f"  note, {line}\n" for line in score_notes(report)]
     parts += [f"  WARNING, {line}\n" for line in report["flag_warnings"]]
     if report.get("task_errors"):
@@ -182,7 +183,7 @@ def render_html(report: dict[str, Any]) -> str:
         flagged=flagged_rows(report) if report["flagged_trials"] else None,
         task_errors=task_error_rows(report) if report.get("task_errors") else None,
         cutoff=cutoff_table(report) if report.get("cutoff_split") else None, cutoff_note=CUTOFF_NOTE,
-        audit=audit_tables(report))
+        audit=audit_tables(report), infra=infra_line(report))
 
 
 def audit_tables(report: dict[str, Any]) -> list[tuple[str, list[list[str]]]]:
