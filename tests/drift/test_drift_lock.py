@@ -1,0 +1,75 @@
+"""One `drift run` at a time per store: a second one refuses at once with a clear message, naming the holder.
+
+Pins: two cron jobs (or two machines on one PostgreSQL) running the same day twice over.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from drift_support import EVALHARNESS, env
+
+from evalharness.drift.lock import drift_lock
+from evalharness.errors import UserError
+from evalharness.store import Store, database_url
+
+HOLD = """
+import sys, time
+from evalharness.drift.lock import drift_lock
+with drift_lock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def _config(tmp_path):
+    path = tmp_path / "drift.yaml"
+    path.write_text("store: runs/evalharness.db\nstreams:\n"
+                    "  - {name: n, pack: no-such-pack, harness: oracle, tasks: [a]}\n")
+    return path
+
+
+def test_a_second_drift_run_refuses_while_one_holds_the_lock(tmp_path):
+    _config(tmp_path)
+    url = database_url(tmp_path / "runs" / "evalharness.db")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, url], stdout=subprocess.PIPE, text=True, env=env())
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        done = subprocess.run([*EVALHARNESS, "drift", "run", "--config", "drift.yaml", "--day", "2026-01-01"],
+                              cwd=tmp_path, capture_output=True, text=True, env=env(), timeout=120)
+        assert done.returncode == 1 and done.stdout == ""
+        assert f"another `drift run` is running on this store (pid {holder.pid} on" in done.stderr
+        assert time.monotonic() - started < 30  # it refuses, it does not wait
+    finally:
+        holder.kill()
+        holder.wait()
+    # the holder died: the kernel dropped its lock; this run gets past it (and fails on the missing pack)
+    done = subprocess.run([*EVALHARNESS, "drift", "run", "--config", "drift.yaml", "--day", "2026-01-01"],
+                          cwd=tmp_path, capture_output=True, text=True, env=env(), timeout=120)
+    assert done.returncode == 1 and "another `drift run`" not in done.stderr and "no-such-pack" in done.stderr
+
+
+def test_the_file_lock_is_reentrant_only_after_release(tmp_path):
+    url = database_url(tmp_path / "x.db")
+    with drift_lock(url):
+        pass
+    with drift_lock(url):  # released by the first
+        pass
+
+
+@pytest.mark.postgres
+def test_two_connections_to_postgresql_cannot_both_hold_the_lock(postgres_url):
+    first, second = Store(postgres_url), Store(postgres_url)
+    with drift_lock(first.url, first.engine):
+        with pytest.raises(UserError, match="advisory lock"):
+            with drift_lock(second.url, second.engine):
+                pass
+    with drift_lock(second.url, second.engine):  # released when the first run ended
+        pass
+
+
+from test_store_postgres import postgres_url  # noqa: E402,F401  (the real PostgreSQL server fixture)
