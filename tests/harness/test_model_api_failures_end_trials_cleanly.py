@@ -1,6 +1,7 @@
 """Model API failures in both harnesses: 429 and 500 are retried and the trial goes on to resolve;
 a 401 ends only that trial, as harness_error with a message naming the key, while the run's
-other trials resolve; a server that never answers ends the trial at the endpoint timeout.
+other trials resolve; a server that never answers ends the trial at the endpoint timeout, as
+model_unavailable (infrastructure: the endpoint's failure, not the agent's).
 
 Pins: mini-swe-agent's own retry loop (10 attempts, waits up to a minute) stacked on ours and
 turned a refused key into minutes of retries per trial, and a hung endpoint that held a worker
@@ -72,5 +73,7 @@ def test_a_server_that_never_answers_ends_the_trial_at_the_timeout(tmp_path, bas
         attempts = len(server.requests)
     assert attempts == 4  # two per harness: the first try and one retry, each cut at 2 s
     for harness, row in by_harness(rows).items():
-        assert row["outcome"] == "harness_error", (harness, row["reason"])
+        assert (row["outcome"], row["infra"]) == ("model_unavailable", 1), (harness, row["reason"])  # the endpoint's
+        assert row["reason"].startswith(f"model endpoint unavailable: timed out from {endpoint.api_base} after 2 "
+                                        "attempts"), row["reason"]
         assert "still failing after 2 attempts: timeout" in row["reason"], row["reason"]
