@@ -5,6 +5,10 @@
 #   docker run --rm -v /var/run/docker.sock:/var/run/docker.sock -v "$PWD/runs:/work/runs" \
 #       evalharness run -p /opt/evalharness-src/tasks/quickstart -H oracle --seeds 3
 #
+# Daily drift tracking (docs/drift.md): mount the folder holding drift.yaml (its relative paths resolve in it)
+#   docker run --rm -v /var/run/docker.sock:/var/run/docker.sock -v /srv/evalharness:/work -e OPENAI_API_KEY \
+#       evalharness drift run --config /work/drift.yaml
+#
 # Without registry access, build from the local base image instead of the official one:
 #   docker build --network host --build-arg BASE=evalharness/base:bookworm-<hash> -t evalharness .
 # Behind a TLS-intercepting proxy, put the proxy's CA bundle at ./.ca-bundle.crt (git-ignored) first.

@@ -6,7 +6,8 @@ script under which A fails too (a planted drop). Checked:
 - days 1-30 collect the baseline (exit 0), it is frozen on day 30 and promises a detection delay;
 - the outage day exits 11 with one alert of kind `outage`, no drift alarm, and the statistic unchanged;
 - no alarm before day 40; a `drift` alarm (exit 10) within the delay the baseline promised;
-- a second `drift run` of a day adds no trial (counted in the store) and repeats the day's verdict.
+- a second `drift run` of a day adds no trial (counted in the store) and repeats the day's verdict;
+- a `drift run` started while another runs refuses at once (the lock) and the first finishes its day.
 Pins: an outage counted as a drop; a re-run that runs the day again; a baseline that never freezes.
 """
 
@@ -14,16 +15,17 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import time
 from datetime import date, timedelta
 
 import pytest
-from drift_support import ModelServer, cli, drift_yaml, free_port, quickstart_tasks, trial_count, write_script
+from drift_support import EVALHARNESS, ModelServer, cli, env, drift_yaml, free_port, quickstart_tasks, trial_count, write_script
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SOLVED, FAILED = "boltons-strutils-parse-int-list", "boltons-mathutils-ceil-exact-match"
-DAYS, BASELINE, OUTAGE, DROP, RERUN = 60, 30, 35, 40, 20
+DAYS, BASELINE, OUTAGE, DROP, RERUN, CONCURRENT = 60, 30, 35, 40, 20, 10
 START = date(2026, 1, 1)
 
 
@@ -40,6 +42,23 @@ def _run(home, i: int) -> tuple[int, dict]:
         pytest.fail(f"day {i}: stdout is not one JSON document (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
                     f"{done.stderr[-3000:]}")
     return done.returncode, doc
+
+
+def _run_with_a_second_at_once(home, i: int) -> tuple[int, dict]:
+    """Day ``i`` by one `drift run` while a second one starts once the first's trials are under way."""
+    err = home / f"day-{i:02d}.stderr"
+    with err.open("w") as stderr:
+        first = subprocess.Popen([*EVALHARNESS, "drift", "run", "--config", "drift.yaml", "--day", _day(i),
+                                  "--format", "json"], cwd=home, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                 env=env())
+        deadline = time.monotonic() + 300
+        while "task(s) x" not in err.read_text() and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.2)
+        second = cli(home, "drift", "run", "--config", "drift.yaml", "--day", _day(i), "--format", "json")
+        out, _ = first.communicate(timeout=900)
+    assert second.returncode == 1 and second.stdout == "", second.stderr
+    assert "another `drift run` is running on this store" in second.stderr
+    return first.returncode, json.loads(out)
 
 
 def test_sixty_days_drop_outage_and_idempotent_rerun(tmp_path, docker_client, base_image):
@@ -61,7 +80,7 @@ def test_sixty_days_drop_outage_and_idempotent_rerun(tmp_path, docker_client, ba
                 server.stop()
                 server.start(drop)
             started = time.monotonic()
-            codes[i], docs[i] = _run(tmp_path, i)
+            codes[i], docs[i] = _run_with_a_second_at_once(tmp_path, i) if i == CONCURRENT else _run(tmp_path, i)
             seconds[i] = time.monotonic() - started
             if i == RERUN:
                 before = trial_count(db)
