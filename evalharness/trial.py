@@ -227,10 +227,11 @@ def run_harness(trial: Trial, sandbox: DockerSandbox, budget: Budget, log: list[
     except SandboxError:
         raise
     except HarnessError as e:
-        log.append(f"harness error: {e}")
         unavailable = from_error(e)
         if unavailable is not None:
+            log.append(unavailable.reason)
             return AgentResult(exit_status=MODEL_UNAVAILABLE, error=unavailable.reason, **_kept(e, trial))
+        log.append(f"harness error: {e}")
         return AgentResult(exit_status="error", error=str(e), **_kept(e, trial))
     except EvalHarnessError as e:
         return AgentResult(exit_status="error", error=f"{type(e).__name__}: {e}", **_kept(e, trial))

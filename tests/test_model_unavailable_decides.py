@@ -210,3 +210,13 @@ def test_reports_leave_unavailable_trials_out_of_rates_and_name_the_endpoint():
     for fmt in ("table", "md", "html"):
         assert named in " ".join(render(report, fmt).split()), fmt  # the terminal table wraps its title
     assert "model_unavailable" in render(report, "md").split("## Outcomes")[1]
+
+
+def test_an_audit_investigator_whose_endpoint_was_down_is_an_error_finding_asked_again():
+    from evalharness.audit.investigator import Investigation, judge
+    from evalharness.types import AgentResult
+
+    seen = Investigation(AgentResult(exit_status="model_unavailable", error="model endpoint unavailable: 503 ..."),
+                         None, [], "no verdict: the verdict file was not written")
+    finding = judge("t1", 0, seen, {}, "hash")
+    assert finding.status == "error" and "model endpoint unavailable" in finding.reason  # "invalid" is never re-asked
