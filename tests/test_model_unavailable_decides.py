@@ -110,6 +110,9 @@ def _relay(error):
     (_relay("LocalProtocolError"), None),  # a request the relay could not send: the request's doing
     (_relay("PoolTimeout"), None),  # the relay's pool full of the agent's own calls
     (_relay("ValueError"), None), (_relay("unknown"), None),
+    ({**_ok(), "relay_error": "RemoteProtocolError"}, "connection"),  # the endpoint cut its answer off
+    ({**_ok(), "relay_error": "BrokenPipeError"}, None),  # the agent hung up on the answer
+    ({**_endpoint(400), "relay_error": "ReadError"}, None),
 ])
 def test_each_relayed_call_counts_only_when_the_endpoint_failed(call, kind):
     assert call_failure(call) == kind
@@ -161,6 +164,52 @@ def test_the_relay_records_an_endpoint_5xx_and_an_unreachable_endpoint_as_unavai
     assert [(c["status"], c["source"], c["relay_error"]) for c in ledger.calls] == [(502, "relay", "ConnectError")]
     got = from_relay_calls(ledger.calls, dead.api_base, ended_well=False)
     assert got.reason.startswith(f"model endpoint unavailable: connection failed from {dead.api_base} after 1 attempt")
+
+
+def test_an_endpoint_that_drops_a_stream_midway_is_unavailable():
+    """A real HTTP server on 127.0.0.1 that starts a streamed answer and closes the connection halfway."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            event = b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                         + b"%x\r\n%s\r\n" % (len(event), event) + b"400\r\npartial")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    endpoint = ModelEndpoint(name="openai/m", api_base=f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+    with relay_and_forwarder(endpoint, api_key=None) as (root, ledger, _):
+        with pytest.raises((http.client.HTTPException, OSError)):
+            host, port = root.removeprefix("http://").split(":")
+            conn = http.client.HTTPConnection(host, int(port), timeout=30)
+            conn.request("POST", "/v1/chat/completions", body=json.dumps({**json.loads(CHAT), "stream": True}),
+                         headers={"content-type": "application/json"})
+            conn.getresponse().read()
+        assert relay_wait(ledger)
+    listener.close()
+    [call] = ledger.calls
+    assert (call["status"], call["source"], call["relay_error"]) == (200, "endpoint", "RemoteProtocolError")
+    got = from_relay_calls(ledger.calls, endpoint.api_base, ended_well=False)
+    assert got.reason == (f"model endpoint unavailable: connection failed from {endpoint.api_base} after 1 attempt\n"
+                          "  the relay got an answer cut off: RemoteProtocolError")
+
+
+def relay_wait(ledger, timeout: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not ledger.calls and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return bool(ledger.calls)
 
 
 def test_what_the_relay_refuses_itself_never_makes_a_trial_unavailable():

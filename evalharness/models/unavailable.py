@@ -9,9 +9,9 @@ configuration's fault, or the agent's.
 - Host-side harnesses (``minimal``, ``mini-swe-agent``): the ModelClient raised a ModelAPIError of such a kind
   after its retries (``from_error``).
 - Relay harnesses (``command``): the relay's ledger holds each model call with its status and where the status
-  came from (``source``: ``endpoint`` when the endpoint answered, ``relay`` when the relay got no answer, with
-  the transport error's name in ``relay_error``). A call counts only when the endpoint answered 429/5xx, or the
-  relay failed to *reach* it (``REACH_ERRORS``). Statuses the relay makes itself (403 for a refused path, 400
+  came from (``source``: ``endpoint`` when the endpoint answered, ``relay`` when the relay got no answer; the
+  transport error's name in ``relay_error``). A call counts only when the endpoint answered 429/5xx, or the
+  relay failed to *reach* it or to read its answer to the end (``REACH_ERRORS``). Statuses the relay makes itself (403 for a refused path, 400
   for a budget refusal, a request it could not send) never reach the ledger as endpoint failures, so an agent
   cannot turn its failure into an excluded trial by provoking them (docs/threat-model.md). Rule
   (``from_relay_calls``): the calls at the end of the trial that failed that way, in a row, make it
@@ -71,11 +71,11 @@ def from_error(error: BaseException) -> Unavailable | None:
 def call_failure(call: dict[str, Any]) -> str | None:
     """The endpoint failure kind of one relayed call (a ledger entry), or None: it succeeded, or failed
     for a reason that is not the endpoint's (a 4xx other than 429, a request the relay could not send)."""
-    status = call.get("status")
+    status, cut = call.get("status"), REACH_ERRORS.get(str(call.get("relay_error") or ""))
     if call.get("source", "endpoint") == "relay":
-        return REACH_ERRORS.get(str(call.get("relay_error") or ""))
+        return cut
     if not isinstance(status, int) or status < 400:
-        return None
+        return cut  # an answer the endpoint cut off (the stream dropped) is no answer
     if status == 429:
         return "rate_limit"
     return "server" if status >= 500 else None
@@ -96,8 +96,11 @@ def from_relay_calls(calls: Iterable[dict[str, Any]], where: str, *, ended_well:
         return None
     last = calls[-1]
     kind = call_failure(last) or "server"
-    status = last.get("status") if last.get("source", "endpoint") == "endpoint" else None
-    detail = f"the relay got no answer: {last['relay_error']}" if status is None and last.get("relay_error") else ""
+    status = last.get("status") if kind in ("rate_limit", "server") else None
+    detail = ""
+    if status is None:
+        got = "no answer" if last.get("source", "endpoint") == "relay" else "an answer cut off"
+        detail = f"the relay got {got}: {last.get('relay_error')}"
     return Unavailable(kind, status, where, failed, detail)
 
 

@@ -89,11 +89,12 @@ class Ledger:
         return budget.max_steps is None or self._tracker.usage.calls + self._in_flight < budget.max_steps
 
     def record(self, path: str, started: float, duration: float, status: int, summary: CallSummary,
-               messages_in: int, *, relay_error: str | None = None) -> None:
+               messages_in: int, *, answered: bool = True, relay_error: str | None = None) -> None:
         """Record an admitted call (failed or not) and give its place back.
 
-        ``relay_error`` names what stopped the relay before the endpoint answered (``status`` is then the
-        relay's own 502): the entry's ``source`` is ``relay``, else ``endpoint`` (the status is the endpoint's).
+        ``answered`` False: the endpoint never answered, ``status`` is the relay's own 502 and the entry's
+        ``source`` is ``relay``; else ``endpoint`` (the status is the endpoint's). ``relay_error`` names the
+        exception that ended the exchange, if one did (before the answer, or cutting the reply off).
         """
         usage = Usage(input_tokens=summary.input_tokens, output_tokens=summary.output_tokens,
                       cached_tokens=summary.cached_tokens, cache_read_tokens=summary.cached_tokens,
@@ -105,7 +106,7 @@ class Ledger:
         step = {"t_start": _iso(started), "duration_s": round(duration, 3), "kind": "model", "path": path,
                 "status": status, "model": summary.model, "messages_in": messages_in, "content": summary.content,
                 "tool_calls": summary.tool_calls, "usage": usage.model_dump(),
-                "source": "endpoint" if relay_error is None else "relay"}
+                "source": "endpoint" if answered else "relay"}
         if relay_error is not None:
             step["relay_error"] = relay_error
         with self._turn:

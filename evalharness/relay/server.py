@@ -174,7 +174,8 @@ class _Exchange:
 
     ``answered`` is True once the endpoint's status line arrived: the status is the endpoint's. Until then a
     failure is the relay's, named by ``error`` (the exception's type): evalharness.models.unavailable tells
-    a relay that could not reach the endpoint from a request the relay could not send.
+    a relay that could not reach the endpoint from a request the relay could not send. After it, ``error``
+    names what cut the reply off (the endpoint dropping the stream, or the agent hanging up).
     """
 
     status: int = 502
@@ -236,8 +237,8 @@ class _Handler(BaseHTTPRequestHandler):
             if api is not None:
                 summary = summarize(api, bytes(exchange.kept), exchange.streamed)
                 relay.ledger.record(self.path, started, time.time() - started, exchange.status, summary,
-                                    request_messages(json_object(body)),
-                                    relay_error=None if exchange.answered else exchange.error or "unknown")
+                                    request_messages(json_object(body)), answered=exchange.answered,
+                                    relay_error=exchange.error or (None if exchange.answered else "unknown"))
         if exchange.has_body:
             self.wfile.write(b"0\r\n\r\n")
 
