@@ -81,8 +81,14 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
     from evalharness.drift.run import run_drift
 
     config = _config(config_path)
-    result = run_drift(config, _day(day), streams=list(streams) or None, ca_bundle=ca_bundle,
-                       alert_file=alert_file, on_alert=on_alert)
+    the_day = _day(day)
+    try:
+        result = run_drift(config, the_day, streams=list(streams) or None, ca_bundle=ca_bundle,
+                           alert_file=alert_file, on_alert=on_alert)
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: containers removed, finished trials stored; run `drift run --day {the_day}` "
+                   "again to resume the day", err=True)
+        sys.exit(130)
     if fmt == "json":
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:

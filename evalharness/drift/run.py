@@ -129,7 +129,7 @@ def _run_stream(config: DriftConfig, stream: StreamConfig, day: date, tables: Dr
     tables.put_day(stream.name, result.day, run_id=row["run_id"], **_day_values(result.status))
     if freeze_if_due(tables, stream.name):
         log(f"drift {stream.name}: baseline frozen ({stream.baseline_days} ok days)")
-    state = stream_state(tables, stream.name)
+    state = stream_state(tables, stream.name, until=result.day)
     result.summary = summarise(state)
     result.alerts = _alerts(stream, result, state)
     log(f"drift {stream.name} {result.day}: {result.status.status} ({result.status.resolved}/{result.status.usable} "

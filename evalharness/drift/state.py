@@ -104,9 +104,10 @@ def freeze_if_due(tables: DriftTables, stream: str) -> bool:
     return True
 
 
-def stream_state(tables: DriftTables, stream: str) -> StreamState:
-    """Read-only: the stream's days, epoch, baseline and the detector's report on the monitored days."""
-    days = tables.days(stream)
+def stream_state(tables: DriftTables, stream: str, until: str | None = None) -> StreamState:
+    """Read-only: the stream's days (up to ``until``, an ISO day, when given), epoch, baseline and the
+    detector's report on the monitored days. A re-run of an earlier day so gets that day's verdict."""
+    days = [d for d in tables.days(stream) if until is None or d["day"] <= until]
     epoch = tables.epoch(stream)
     state = StreamState(stream, days, epoch)
     if epoch is None:

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -105,3 +106,24 @@ def wait_port_closed(port: int, timeout: float = 10) -> None:
             if s.connect_ex(("127.0.0.1", port)) != 0:
                 return
         time.sleep(0.1)
+
+
+def store_day(tables, day: str, outcomes: list[tuple[str, bool, bool]], planned: int, stream: str = "s") -> None:
+    """One run for the day, all its trials started at the same wall-clock time (not the drift day)."""
+    run_id = f"run-{day}"
+    store = tables.store
+    store.create_run(run_id, pack="p", pack_hash="h", version="0", git_commit=None, config={})
+    wall = datetime(2030, 6, 1, tzinfo=timezone.utc)  # the same real time for every day: it must not matter
+    for i, (task, resolved, infra) in enumerate(outcomes):
+        store.record_trial({
+            "run_id": run_id, "trial_id": f"p/{task}/h/m/seed-0", "pack": "p", "task_id": task, "harness": "h",
+            "model": "m", "seed": 0, "outcome": "model_unavailable" if infra else ("resolved" if resolved else
+                                                                                  "unresolved"),
+            "resolved": resolved, "infra": infra, "reason": "", "attempts": 1, "cost_usd": None,
+            "input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "calls": 0, "duration_s": 1.0,
+            "started_at": wall, "finished_at": wall, "repo": "r", "detail": "", "flags": []})
+    store.set_status(run_id, "completed")
+    from evalharness.drift.days import day_status
+
+    status = day_status(store.trial_rows([run_id]), planned)
+    tables.put_day(stream, day, run_id=run_id, **{k: v for k, v in status.to_dict().items()})

@@ -6,13 +6,14 @@ series dated by the trials' wall-clock time instead of their drift day; rebaseli
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 
 import numpy as np
 import pytest
 
+from drift_support import store_day as _store_day
+
 from evalharness.drift.config import parse_config
-from evalharness.drift.days import day_status
 from evalharness.drift.run import summarise
 from evalharness.drift.state import freeze_if_due, settings_of, stream_state
 from evalharness.drift.tables import DriftTables
@@ -25,25 +26,6 @@ RATES = np.linspace(0.2, 0.9, len(TASKS))
 def _stream(baseline_days=8):
     return parse_config({"streams": [{"name": "s", "pack": "p", "harness": "h", "tasks": TASKS,
                                       "baseline_days": baseline_days}]}, "d.yaml").streams[0]
-
-
-def _store_day(tables: DriftTables, day: str, outcomes: list[tuple[str, bool, bool]], planned: int) -> None:
-    """One run for the day, all its trials started at the same wall-clock time (not the drift day)."""
-    run_id = f"run-{day}"
-    store = tables.store
-    store.create_run(run_id, pack="p", pack_hash="h", version="0", git_commit=None, config={})
-    wall = datetime(2030, 6, 1, tzinfo=timezone.utc)  # the same real time for every day: it must not matter
-    for i, (task, resolved, infra) in enumerate(outcomes):
-        store.record_trial({
-            "run_id": run_id, "trial_id": f"p/{task}/h/m/seed-0", "pack": "p", "task_id": task, "harness": "h",
-            "model": "m", "seed": 0, "outcome": "model_unavailable" if infra else ("resolved" if resolved else
-                                                                                  "unresolved"),
-            "resolved": resolved, "infra": infra, "reason": "", "attempts": 1, "cost_usd": None,
-            "input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "calls": 0, "duration_s": 1.0,
-            "started_at": wall, "finished_at": wall, "repo": "r", "detail": "", "flags": []})
-    store.set_status(run_id, "completed")
-    status = day_status(store.trial_rows([run_id]), planned)
-    tables.put_day("s", day, run_id=run_id, **{k: v for k, v in status.to_dict().items()})
 
 
 def _day(i: int) -> str:
