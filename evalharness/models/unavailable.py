@@ -11,9 +11,10 @@ configuration's fault, or the agent's.
 - Relay harnesses (``command``): the relay's ledger holds each model call with its status and where the status
   came from (``source``: ``endpoint`` when the endpoint answered, ``relay`` when the relay got no answer; the
   transport error's name in ``relay_error``). A call counts only when the endpoint answered 429/5xx, or the
-  relay failed to *reach* it or to read its answer to the end (``REACH_ERRORS``). Statuses the relay makes itself (403 for a refused path, 400
-  for a budget refusal, a request it could not send) never reach the ledger as endpoint failures, so an agent
-  cannot turn its failure into an excluded trial by provoking them (docs/threat-model.md). Rule
+  relay failed to *reach* it or to read its answer to the end (``REACH_ERRORS``). Statuses the relay makes
+  itself (403 for a refused path, 400 for a budget refusal, a request it could not send) never reach the
+  ledger as endpoint failures, so an agent cannot turn its failure into an excluded trial by provoking them
+  (docs/threat-model.md). Rule
   (``from_relay_calls``): the calls at the end of the trial that failed that way, in a row, make it
   unavailable when either every call of the trial failed that way (the model never answered once), or the
   agent did not end well (non-zero exit or timeout) and its last call failed that way.
