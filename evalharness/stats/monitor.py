@@ -11,12 +11,14 @@ tokens per trial with a two-sided normal CUSUM. After an alarm: report, re-basel
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
 from evalharness.stats import drift, sequential
+from evalharness.stats.baseline import KINDS, calibrate, mean_pmf
 from evalharness.stats._frame import per_task, require_columns, usable_trials
 from evalharness.stats.intervals import newcombe_difference, wilson_interval
 
@@ -25,7 +27,7 @@ MIN_DAYS, MIN_TRIALS = 20, 1000
 
 @dataclass(frozen=True)
 class DriftBaseline:
-    """Frozen in-control reference of a stream."""
+    """Frozen in-control reference of a stream, with its CUSUM calibrated to its own uncertainty."""
 
     p0: float
     task_rates: dict[str, float]
@@ -38,6 +40,29 @@ class DriftBaseline:
     tokens_mean: float = float("nan")
     tokens_sd: float = float("nan")
     note: str = ""
+    task_trials: dict[str, int] = field(default_factory=dict)
+    pmf: str = "panel"
+    delta: float = 0.10
+    target_false_alarms_per_year: float = 1.0
+    threshold: float = float("nan")
+    reference: float = float("nan")
+    """R per day of ``trials_per_day`` trials, on the lattice."""
+    p1: float = float("nan")
+    false_alarms_per_year: float = float("nan")
+    """Posterior mean of 365 / ARL0 at the threshold (stats/baseline.py)."""
+    plugin_false_alarms_per_year: float = float("nan")
+    delay_days: float = float("nan")
+    """Median days from a ``delta`` drop to the alarm; ``delay_days_95`` its 95th percentile."""
+    delay_days_95: float = float("nan")
+    method: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "DriftBaseline":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def daily_counts(df: pd.DataFrame, *, infra_as_failure: bool = False) -> pd.DataFrame:
@@ -52,21 +77,43 @@ def daily_counts(df: pd.DataFrame, *, infra_as_failure: bool = False) -> pd.Data
                      cost_n=("cost", "count"), tokens_mean=("tokens", "mean"), tokens_n=("tokens", "count"))
 
 
-def freeze_baseline(df: pd.DataFrame, *, infra_as_failure: bool = False) -> DriftBaseline:
-    """Baseline from the trials of the in-control period (per-task rates, typical trials a day)."""
+def freeze_baseline(df: pd.DataFrame, *, delta: float = 0.10, false_alarms_per_year: float = 1.0,
+                    pmf: str = "panel", draws: int = 200, seed: int = 0,
+                    infra_as_failure: bool = False) -> DriftBaseline:
+    """Baseline from the trials of the in-control period, its CUSUM threshold calibrated to its uncertainty.
+
+    ``pmf``: "panel" (the same tasks every day) or "binomial" (tasks drawn afresh). A baseline where every
+    task was always or never solved is degenerate but legal: the calibration keeps a finite threshold.
+    """
+    if pmf not in KINDS:
+        raise ValueError(f"unknown pmf {pmf!r}; choose one of {', '.join(KINDS)}")
     trials, _ = usable_trials(df, infra_as_failure=infra_as_failure)
+    if trials.empty:
+        raise ValueError("a baseline needs at least one trial that is not an infrastructure failure")
     daily = daily_counts(df, infra_as_failure=infra_as_failure)
     ts = per_task(trials)
     cost = trials["cost_usd"].astype(float) if "cost_usd" in trials else pd.Series(dtype=float)
     tokens = trials["total_tokens"].astype(float) if "total_tokens" in trials else pd.Series(dtype=float)
     n_days, n_trials = len(daily), len(trials)
-    note = "" if n_days >= MIN_DAYS and n_trials >= MIN_TRIALS else (
-        f"short baseline ({n_days} days, {n_trials} trials; want >= {MIN_DAYS} days and >= {MIN_TRIALS} trials)")
+    n = int(round(daily["trials"].median()))
+    notes = [] if n_days >= MIN_DAYS and n_trials >= MIN_TRIALS else [
+        f"short baseline ({n_days} days, {n_trials} trials; want >= {MIN_DAYS} days and >= {MIN_TRIALS} trials)"]
+    if ts["mean"].isin([0.0, 1.0]).all():
+        notes.append("degenerate baseline: every task was always or never solved")
+    cal = calibrate(pmf, ts["k"].to_numpy(float), ts["n"].to_numpy(float), n, delta=delta,
+                    false_alarms_per_year=false_alarms_per_year, draws=draws, seed=seed)
     return DriftBaseline(
-        p0=float(trials["_y"].mean()), task_rates=dict(zip(ts["task_id"].astype(str), ts["mean"])),
-        trials_per_day=int(round(daily["trials"].median())), n_days=n_days, n_trials=n_trials,
+        p0=float(trials["_y"].mean()), task_rates=dict(zip(ts["task_id"].astype(str), ts["mean"].astype(float))),
+        task_trials=dict(zip(ts["task_id"].astype(str), ts["n"].astype(int))),
+        trials_per_day=n, n_days=n_days, n_trials=n_trials,
         successes=int(trials["_y"].sum()), cost_mean=float(cost.mean()), cost_sd=float(cost.std()),
-        tokens_mean=float(tokens.mean()), tokens_sd=float(tokens.std()), note=note,
+        tokens_mean=float(tokens.mean()), tokens_sd=float(tokens.std()), note="; ".join(notes), pmf=pmf,
+        delta=delta, target_false_alarms_per_year=false_alarms_per_year, threshold=cal.threshold,
+        reference=cal.reference, p1=cal.p1, false_alarms_per_year=cal.false_alarms_per_year,
+        plugin_false_alarms_per_year=cal.plugin_false_alarms_per_year, delay_days=cal.delay_days,
+        delay_days_95=cal.delay_days_95,
+        method=f"binomial CUSUM, threshold by predictive calibration over {cal.draws} posterior draws "
+               f"({'beta-binomial panel' if pmf == 'panel' else 'Jeffreys binomial'}); two-sample mixture SPRT",
     )
 
 
@@ -84,7 +131,7 @@ def window_intervals(daily: pd.DataFrame, windows=(1, 7, 30), level: float = 0.9
 
 @dataclass(frozen=True)
 class DriftReport:
-    """Verdict of one stream. Days are ISO dates; ``statistic`` is the CUSUM path."""
+    """Verdict of one stream. Days are ISO dates; ``statistic`` is the CUSUM path (restarted after each alarm)."""
 
     alarm: bool
     alarm_day: str | None
@@ -105,54 +152,86 @@ class DriftReport:
     cost_alarm_day: str | None = None
     tokens_alarm_day: str | None = None
     note: str = ""
+    alarm_days: list[str] = field(default_factory=list)
+    delay_days: float = float("nan")
+    delay_days_95: float = float("nan")
+    p_values: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, delta: float = 0.10, streams: int = 1,
-                 arl0_days: float | None = None, h: float | None = None, pmf: str = "panel",
-                 step: float = drift.STEP, alpha: float = 0.05, level: float = 0.95) -> DriftReport:
-    """Run the drift checks on a daily series (``daily_counts``) against a frozen baseline."""
-    p0, p1, n = baseline.p0, baseline.p0 - delta, baseline.trials_per_day
-    r_trial = drift.cusum_reference(p0, p1, 1.0)
-    pmf_in, pmf_out = _pmfs(baseline, delta, pmf)
-    arl0_target = 365.0 * streams if arl0_days is None else arl0_days
-    if h is None:
-        h, arl0 = drift.cusum_threshold(pmf_in, r_trial * n, arl0_target, step)
-    else:
-        arl0 = drift.cusum_arl(h, pmf_in, r_trial * n, step)
-    arl1 = drift.cusum_arl(h, pmf_out, r_trial * n, step)
+def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | None = None, alpha: float = 0.05,
+                 level: float = 0.95, step: float = drift.STEP) -> DriftReport:
+    """Run the drift checks on a daily series (``daily_counts``) against a frozen, calibrated baseline.
+
+    Alarms when the CUSUM reaches the baseline's threshold (``h`` overrides it); after an alarm the
+    statistic restarts from 0, so a change that persists alarms again. ``alarm_day`` is the first alarm.
+    """
+    baseline = _calibrated(baseline)
+    n = baseline.trials_per_day
+    h = baseline.threshold if h is None else h
+    r_trial = baseline.reference / n
+    counts = _task_counts(baseline)
+    arl0 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n), baseline.reference, step)
+    arl1 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n, shift=baseline.p0 - baseline.p1),
+                           baseline.reference, step)
     r_day = np.round(r_trial * daily["trials"].to_numpy(float) / step) * step
-    path = drift.cusum_path(r_day - daily["resolved"].to_numpy(float))
-    alarm = drift.first_alarm(path, h)
+    path, alarms = restarted_path(r_day - daily["resolved"].to_numpy(float), h)
     days = [d.date().isoformat() for d in pd.DatetimeIndex(daily.index)]
+    alarm = alarms[0] if alarms else None
     change = drift.change_point(path, alarm) if alarm is not None else None
-    p_av = sequential.msprt_pvalues(daily["resolved"], daily["trials"], p0, tau=delta)
-    e = sequential.beta_evalues(daily["resolved"], daily["trials"], p0)
+    p_av, lam = sequential.baseline_msprt(daily["resolved"], daily["trials"], baseline.successes,
+                                          baseline.n_trials, tau=baseline.delta)
+    arl_target = 365.0 / baseline.target_false_alarms_per_year
     return DriftReport(
         alarm=alarm is not None, alarm_day=days[alarm] if alarm is not None else None,
-        change_day=days[change] if change is not None else None, p0=p0, p1=p1,
-        reference=float(np.round(r_trial * n / step) * step), threshold=float(h), arl0_days=arl0,
-        arl1_days=arl1, false_alarms_per_year=365.0 / arl0, days=days, statistic=path.tolist(),
-        p_always_valid=float(p_av[-1]) if len(p_av) else float("nan"),
-        e_value=float(e.max()) if len(e) else float("nan"), e_alarm=bool(len(e) and e.max() >= 1 / alpha),
+        change_day=days[change] if change is not None else None, p0=baseline.p0, p1=baseline.p1,
+        reference=baseline.reference, threshold=float(h), arl0_days=arl0, arl1_days=arl1,
+        false_alarms_per_year=baseline.false_alarms_per_year if h == baseline.threshold else 365.0 / arl0,
+        days=days, statistic=path.tolist(),
+        p_always_valid=float(p_av[-1]) if len(p_av) else 1.0,
+        e_value=float(lam[-1]) if len(lam) else 1.0, e_alarm=bool(len(p_av) and p_av[-1] <= alpha),
         windows=_last_windows(daily, baseline, level),
-        cost_alarm_day=_normal_alarm(daily, "cost", baseline.cost_mean, baseline.cost_sd, arl0_target, days),
-        tokens_alarm_day=_normal_alarm(daily, "tokens", baseline.tokens_mean, baseline.tokens_sd, arl0_target, days),
-        note=baseline.note,
+        cost_alarm_day=_normal_alarm(daily, "cost", baseline.cost_mean, baseline.cost_sd, arl_target, days),
+        tokens_alarm_day=_normal_alarm(daily, "tokens", baseline.tokens_mean, baseline.tokens_sd, arl_target, days),
+        note=baseline.note, alarm_days=[days[a] for a in alarms], delay_days=baseline.delay_days,
+        delay_days_95=baseline.delay_days_95, p_values=[float(v) for v in p_av],
     )
 
 
-def _pmfs(baseline: DriftBaseline, delta: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """In-control and shifted daily-count pmfs: fixed panel (Poisson-binomial) or fresh tasks (binomial)."""
-    n = baseline.trials_per_day
-    if kind == "binomial" or not baseline.task_rates:
-        return drift.binomial_pmf(n, baseline.p0), drift.binomial_pmf(n, baseline.p0 - delta)
-    if kind != "panel":
-        raise ValueError(f"unknown pmf {kind!r}; choose 'panel' or 'binomial'")
-    rates = np.resize(np.array(list(baseline.task_rates.values()), dtype=float), n)
-    return drift.poisson_binomial_pmf(rates), drift.poisson_binomial_pmf(np.clip(rates - delta, 0.0, 1.0))
+def restarted_path(increments, h: float) -> tuple[np.ndarray, list[int]]:
+    """Page's CUSUM that restarts from 0 the day after each alarm: (path, alarm indices)."""
+    path, alarms, c = np.zeros(len(increments)), [], 0.0
+    for i, x in enumerate(np.asarray(increments, dtype=float)):
+        c = max(0.0, c + x)
+        path[i] = c
+        if c >= h - 1e-9:
+            alarms.append(i)
+            c = 0.0
+    return path, alarms
+
+
+def _task_counts(baseline: DriftBaseline) -> tuple[np.ndarray, np.ndarray]:
+    """Per-task successes and trials of the baseline (panel), or its totals (binomial)."""
+    if baseline.pmf == "binomial" or not baseline.task_trials:
+        return np.array([float(baseline.successes)]), np.array([float(baseline.n_trials)])
+    ids = list(baseline.task_trials)
+    m = np.array([baseline.task_trials[i] for i in ids], dtype=float)
+    return np.rint(np.array([baseline.task_rates[i] for i in ids]) * m), m
+
+
+def _calibrated(baseline: DriftBaseline) -> DriftBaseline:
+    """A baseline stored without a threshold (an older store) is calibrated now, with its own settings."""
+    if np.isfinite(baseline.threshold):
+        return baseline
+    kind = baseline.pmf if baseline.task_trials else "binomial"
+    s, m = _task_counts(dataclasses.replace(baseline, pmf=kind))
+    cal = calibrate(kind, s, m, baseline.trials_per_day, delta=baseline.delta,
+                    false_alarms_per_year=baseline.target_false_alarms_per_year)
+    return dataclasses.replace(baseline, pmf=kind, threshold=cal.threshold, reference=cal.reference, p1=cal.p1,
+                               false_alarms_per_year=cal.false_alarms_per_year, delay_days=cal.delay_days,
+                               delay_days_95=cal.delay_days_95)
 
 
 def _last_windows(daily: pd.DataFrame, baseline: DriftBaseline, level: float) -> dict[str, float]:
