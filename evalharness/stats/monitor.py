@@ -1,12 +1,13 @@
-"""Drift monitoring of one stream (a configuration on a task panel, run daily): ``detect_drift``.
+"""Drift monitoring of one stream (a configuration on a task sample, run daily): ``detect_drift``.
 
 Steps (docs/statistics.md, "Drift"): freeze a baseline (>= 20 days and >= 1000 trials after a
-version pin, with per-task rates); alarm on a one-sided binomial CUSUM (Page 1954) whose threshold
-gives ARL0 >= 365 * M days for M streams by the Brook-Evans (1972) Markov chain on the
-Poisson-binomial pmf of the fixed panel; report an always-valid p-value (mixture SPRT, Johari et
-al. 2022) and a one-sided Beta-mixture e-value; describe (never alarm on) 1/7/30-day Wilson
+version pin, with per-task counts) and calibrate its one-sided binomial CUSUM (Page 1954) to the
+baseline's own uncertainty (stats/baseline.py: mean over posterior draws of 365 / ARL0 by the
+Brook-Evans chain within the configured false alarms per year); alarm when the CUSUM reaches the
+threshold, restarting after each alarm; report an always-valid p-value that counts the baseline's
+error (two-sample mixture SPRT, stats/sequential.py); describe (never alarm on) 1/7/30-day Wilson
 intervals and the Newcombe interval of the 30-day rate minus the baseline; watch mean cost and
-tokens per trial with a two-sided normal CUSUM. After an alarm: report, re-baseline, reset.
+tokens per trial with a two-sided normal CUSUM. After an alarm: report, re-baseline.
 """
 
 from __future__ import annotations
