@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import click
@@ -198,8 +198,8 @@ def drift_rebaseline_cmd(config_path, stream) -> None:
     with drift_lock(store.url, store.engine):
         tables = DriftTables(store)
         days = tables.days(stream)
-        start = (date.fromisoformat(days[-1]["day"]).toordinal() + 1) if days else datetime.now(timezone.utc).date().toordinal()
-        from_day = date.fromordinal(start).isoformat()
+        last = date.fromisoformat(days[-1]["day"]) if days else datetime.now(timezone.utc).date() - timedelta(days=1)
+        from_day = (last + timedelta(days=1)).isoformat()
         tables.new_epoch(stream, from_day, settings_of(spec))
     click.echo(f"stream {stream}: a new baseline is collected from {from_day} ({spec.baseline_days} ok days); "
                f"{len(days)} earlier day(s) kept", err=True)

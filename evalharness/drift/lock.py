@@ -47,7 +47,8 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-            raise UserError(f"another `drift run` is running on this store ({holder}; lock {path})", _BUSY_HINT) from None
+            raise UserError(f"another `drift run` is running on this store ({holder}; lock {path})",
+                            _BUSY_HINT) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
         yield

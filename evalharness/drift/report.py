@@ -43,7 +43,8 @@ def svg_series(points: list[tuple[str, float]], *, top: float, all_days: list[st
         parts.append(f'<rect x="{x0:.1f}" y="{PAD}" width="{max(x1 - x0, 1):.1f}" height="{H - 2 * PAD}" '
                      'fill="#e8f0fb"><title>baseline window</title></rect>')
     for d in outages:
-        parts.append(f'<rect class="outage" x="{_x(d, first, span) - step / 2:.1f}" y="{PAD}" width="{max(step, 2):.1f}" '
+        parts.append(f'<rect class="outage" x="{_x(d, first, span) - step / 2:.1f}" y="{PAD}" '
+                     f'width="{max(step, 2):.1f}" '
                      f'height="{H - 2 * PAD}" fill="#bbb" opacity="0.6"><title>outage {d}</title></rect>')
     for name, value in lines.items():
         y = _y(value, top)

@@ -260,8 +260,7 @@ def summarise(state) -> dict[str, Any]:
         "days": len(state.days), "day_counts": counts,
         "baseline": {"state": "collecting", "have": state.baseline_have, "need": state.baseline_need}
         if state.collecting else _baseline_summary(state),
-        "statistic": last_statistic(state), "threshold": getattr(baseline, "threshold", None)
-        if baseline is not None else None,
+        "statistic": last_statistic(state), "threshold": _num(getattr(baseline, "threshold", None)),
         "p_always_valid": _num(getattr(report, "p_always_valid", None)),
         "e_value": _num(getattr(report, "e_value", None)),
         "alarm_days": alarms, "last_alarm": alarms[-1] if alarms else None,
@@ -274,14 +273,16 @@ def summarise(state) -> dict[str, Any]:
 
 
 def _baseline_summary(state) -> dict[str, Any]:
+    from evalharness.stats.intervals import wilson_interval
+
     b, epoch = state.baseline, state.epoch
-    fields = {k: _num(getattr(b, k, None)) for k in ("p0", "p0_low", "p0_high", "threshold", "delay_days",
-                                                      "false_alarms_per_year", "trials_per_day")}
-    interval = getattr(b, "p0_interval", None)
-    if interval is not None:
-        fields["p0_low"], fields["p0_high"] = (_num(x) for x in interval)
+    names = ("p0", "threshold", "reference", "delay_days", "delay_days_95", "false_alarms_per_year",
+             "trials_per_day", "n_trials")
+    fields = {k: _num(getattr(b, k, None)) for k in names}
+    low, high = wilson_interval(b.successes, b.n_trials)  # the baseline rate's 95% interval (Wilson)
     return {"state": "frozen", "first_day": epoch["first_day"], "last_day": epoch["last_day"],
-            "method": getattr(b, "method", None), **fields}
+            "method": getattr(b, "method", None), "note": getattr(b, "note", ""), **fields,
+            "p0_low": _num(low), "p0_high": _num(high)}
 
 
 def _num(x: Any) -> float | None:
@@ -302,8 +303,9 @@ def _alerts(stream: StreamConfig, result: StreamDay, state) -> list[dict[str, An
             "p_always_valid": s["p_always_valid"], "change_day": s["change_day"]}
     out = []
     if result.day in s["alarm_days"]:
-        out.append({**base, "kind": "drift", "message": f"resolve rate dropped: CUSUM {s['statistic']:.2f} >= "
-                                                        f"threshold {s['threshold']:.2f} (change from {s['change_day']})"})
+        message = (f"resolve rate dropped: CUSUM {s['statistic']:.2f} >= threshold {s['threshold']:.2f} "
+                   f"(change from {s['change_day']})")
+        out.append({**base, "kind": "drift", "message": message})
     if status.status == "outage":
         out.append({**base, "kind": "outage", "message": f"outage: {status.reason}; the day is left out"})
     elif status.infra:

@@ -104,17 +104,13 @@ class DriftTables:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(drift_baselines).where(drift_baselines.c.stream == stream)
                                .order_by(drift_baselines.c.id.desc()).limit(1)).mappings().first()
-        if row is None:
-            return None
-        return {**row, "settings": json.loads(row["settings"]),
-                "baseline": json.loads(row["json"]) if row["json"] else None}
+        return None if row is None else _decoded(row)
 
     def epochs(self, stream: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(drift_baselines).where(drift_baselines.c.stream == stream)
                                 .order_by(drift_baselines.c.id)).mappings()
-            return [{**r, "settings": json.loads(r["settings"]), "baseline": json.loads(r["json"]) if r["json"] else None}
-                    for r in rows]
+            return [_decoded(r) for r in rows]
 
     def new_epoch(self, stream: str, from_day: str, settings: dict[str, Any]) -> None:
         with self.engine.begin() as conn:
@@ -154,6 +150,12 @@ class DriftTables:
             rows = conn.execute(sa.select(drift_alerts).where(drift_alerts.c.stream == stream)
                                 .order_by(drift_alerts.c.day))
             return [{**json.loads(r.json), "notified_at": r.notified_at} for r in rows]
+
+
+def _decoded(row: Any) -> dict[str, Any]:
+    """A drift_baselines row with its settings and baseline decoded."""
+    baseline = json.loads(row["json"]) if row["json"] else None
+    return {**row, "settings": json.loads(row["settings"]), "baseline": baseline}
 
 
 def _plain(value: Any) -> Any:
