@@ -74,6 +74,7 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
       1    a user or configuration error, or task errors (fix the pack)
       3    some trials lost to infrastructure on a day that is not an outage:
            run again the same day to retry them
+      2    the command line itself is malformed (click's usage error)
       130  interrupted; run again the same day to resume
     A failing --on-alert command is reported on stderr and does not change the
     exit code; its alerts are told again by the next drift run.

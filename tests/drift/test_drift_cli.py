@@ -116,3 +116,19 @@ def test_bad_input_is_one_clear_error(tmp_path):
     assert bad_day.returncode == 1 and "--day '2026-13-01' is not a date" in bad_day.stderr
     unknown = cli(tmp_path, "drift", "run", "--config", "drift.yaml", "--stream", "other")
     assert unknown.returncode == 1 and "no stream 'other'" in unknown.stderr
+
+
+def test_help_and_docs_list_the_exit_codes_the_code_returns(tmp_path):
+    import re
+
+    from drift_support import REPO
+
+    from evalharness.drift import alerts
+
+    helptext = cli(tmp_path, "drift", "run", "--help").stdout
+    docs = (REPO / "docs" / "drift.md").read_text()
+    codes = {*alerts.EXIT.values(), alerts.EXIT_OK, alerts.EXIT_INTERRUPTED, 2}
+    assert {int(c) for c in re.findall(r"^\s{4}(\d+)\s{2,}", helptext, re.M)} == codes
+    assert {int(c) for c in re.findall(r"^\| (\d+) \|", docs, re.M)} == codes
+    assert "10 > 11 > 1 > 3 > 0" in helptext and "10 > 11 > 1 > 3 > 0" in docs
+    assert alerts.SEVERITY == (10, 11, 1, 3, 0)
