@@ -72,4 +72,24 @@ def test_two_connections_to_postgresql_cannot_both_hold_the_lock(postgres_url):
         pass
 
 
+@pytest.mark.postgres
+def test_the_drift_tables_work_on_postgresql(postgres_url):
+    from evalharness.drift.tables import DriftTables
+
+    tables = DriftTables(Store(postgres_url))
+    tables.new_epoch("pg", "2026-01-01", {"baseline_days": 2})
+    values = dict(run_id="r1", status="running", planned=2, usable=0, resolved=0, infra=0, task_errors=0, reason="")
+    tables.put_day("pg", "2026-01-01", **values)
+    tables.put_day("pg", "2026-01-01", **{**values, "status": "ok", "usable": 2, "resolved": 1})
+    assert [(d["day"], d["status"], d["resolved"]) for d in tables.days("pg")] == [("2026-01-01", "ok", 1)]
+    epoch = tables.epoch("pg")
+    tables.freeze(epoch["id"], first_day="2026-01-01", last_day="2026-01-02", baseline={"p0": 0.5})
+    assert tables.epoch("pg")["baseline"] == {"p0": 0.5}
+    alert = {"stream": "pg", "day": "2026-01-03", "kind": "drift", "p0": 0.5}
+    assert tables.put_alert(alert) is True
+    tables.mark_notified([alert])
+    assert tables.put_alert(alert) is False  # told before: not again
+    assert "pg" in tables.streams()
+
+
 from test_store_postgres import postgres_url  # noqa: E402,F401  (the real PostgreSQL server fixture)
