@@ -91,11 +91,11 @@ def test_gold_empty_and_mixed_predictions_graded_in_one_run_then_compared(tmp_pa
     assert m["config"] == "predictions/mixed" and g["config"] == "predictions/org/gold"
 
     run_id = g["run_id"]
-    scores = {s["config"]: s for s in json.loads(done.stdout[: done.stdout.rindex("}") + 1])["scores"]}
+    scores = {s["config"]: s for s in json.loads(done.stdout)["scores"]}  # stdout is the JSON document alone
     assert scores["predictions/org/gold"]["resolve_rate"] == 1.0 and scores["predictions/org/gold"]["n_trials"] == 8
     assert scores["predictions/empty"]["resolve_rate"] == 0.0
     assert scores["predictions/mixed"]["n_trials"] == 4  # not submitted: no trial
-    assert "predictions/mixed: 1 of 8 instances resolved (4 submitted, 3 completed" in done.stdout
+    assert "predictions/mixed: 1 of 8 instances resolved (4 submitted, 3 completed" in done.stderr
     assert "predictions/mixed: 4 of 8 instances not submitted (no trial)" in done.stderr
 
     trials = tmp_path / "runs" / run_id / "quickstart"

@@ -71,5 +71,5 @@ def grade_predictions_cmd(pack, sources, model_names, report_paths, skip_unknown
                                    warn=lambda line: click.echo(f"warning: {line}", err=True))
     _print_report([graded.summary.run_id], fmt, runs_dir, db, report_dir)
     for path, report in graded.reports:
-        click.echo(summary_line(report, path))
+        click.echo(summary_line(report, path), err=True)  # stdout holds the report document alone
     _exit_for(graded.summary)
