@@ -25,7 +25,7 @@ from evalharness.drift.config import DriftConfig, StreamConfig
 from evalharness.drift.days import DayStatus, day_status
 from evalharness.drift.lock import drift_lock
 from evalharness.drift.schedule import day_tasks
-from evalharness.drift.state import _call, alarm_days, freeze_if_due, last_statistic, settings_of, stream_state
+from evalharness.drift.state import alarm_days, freeze_if_due, last_statistic, settings_of, stream_state
 from evalharness.drift.tables import DriftTables
 from evalharness.errors import ConfigError, UserError
 from evalharness.store import Store, database_url
@@ -170,7 +170,7 @@ def _run_trials(config: DriftConfig, stream: StreamConfig, day: date, tables: Dr
             return
         result.action = "resumed"
         log(f"drift {stream.name} {result.day}: resuming run {row['run_id']} ({status.infra} trial(s) to retry)")
-        summary = _call(runner.run, resume=row["run_id"], **common)
+        summary = runner.run(resume=row["run_id"], **common)
     else:
         tasks = day_tasks(stream, _pack_tasks(stream.pack), day)
         run_id = row["run_id"] if row else runner.new_run_id()
@@ -179,7 +179,7 @@ def _run_trials(config: DriftConfig, stream: StreamConfig, day: date, tables: Dr
                        resolved=0, infra=0, task_errors=0, reason="")
         result.run_id, result.action = run_id, "new"
         log(f"drift {stream.name} {result.day}: run {run_id}, {len(tasks)} task(s) x {stream.seeds} seed(s)")
-        summary = _call(runner.run, _run_config(stream, tasks), run_id=run_id, name=f"drift:{stream.name}:{result.day}",
+        summary = runner.run(_run_config(stream, tasks), run_id=run_id, name=f"drift:{stream.name}:{result.day}",
                         tags={"drift_stream": stream.name, "drift_day": result.day}, **common)
     result.trials_run = summary.total - summary.skipped
 

@@ -7,15 +7,13 @@ statistic does not move on them. The first ``baseline_days`` ok days of an epoch
 baseline; the days after the last of them are monitored.
 
 The statistics come from ``evalharness.stats.monitor`` (freeze_baseline, daily_counts,
-detect_drift); ``_call`` passes each only the options its signature takes.
+detect_drift).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -48,24 +46,14 @@ def settings_of(stream) -> dict[str, Any]:
             "outage_fraction": stream.outage_fraction}
 
 
-def _call(fn: Callable, *args: Any, **options: Any) -> Any:
-    params = inspect.signature(fn).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return fn(*args, **options)
-    return fn(*args, **{k: v for k, v in options.items() if k in params})
-
-
 def baseline_to_dict(baseline: Any) -> dict[str, Any]:
-    return baseline.to_dict() if hasattr(baseline, "to_dict") else dataclasses.asdict(baseline)
+    return baseline.to_dict()
 
 
 def baseline_from_dict(data: dict[str, Any]) -> Any:
     from evalharness.stats.monitor import DriftBaseline
 
-    if hasattr(DriftBaseline, "from_dict"):
-        return DriftBaseline.from_dict(data)
-    names = {f.name for f in dataclasses.fields(DriftBaseline)}
-    return DriftBaseline(**{k: v for k, v in data.items() if k in names})
+    return DriftBaseline.from_dict(data)
 
 
 def _epoch_days(days: list[dict[str, Any]], epoch: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -97,7 +85,7 @@ def freeze_if_due(tables: DriftTables, stream: str) -> bool:
     chosen = ok[: settings["baseline_days"]]
     from evalharness.stats.monitor import freeze_baseline
 
-    baseline = _call(freeze_baseline, day_frame(tables, chosen), delta=settings["delta"],
+    baseline = freeze_baseline(day_frame(tables, chosen), delta=settings["delta"],
                      false_alarms_per_year=settings["false_alarms_per_year"], pmf=settings["pmf"])
     tables.freeze(epoch["id"], first_day=chosen[0]["day"], last_day=chosen[-1]["day"],
                   baseline={**baseline_to_dict(baseline)})
@@ -126,8 +114,7 @@ def stream_state(tables: DriftTables, stream: str, until: str | None = None) -> 
         from evalharness.stats.monitor import daily_counts, detect_drift
 
         daily = daily_counts(day_frame(tables, watched))
-        state.report = _call(detect_drift, daily, state.baseline, alpha=0.05, delta=settings["delta"],
-                             pmf=settings["pmf"])
+        state.report = detect_drift(daily, state.baseline, alpha=0.05)
     return state
 
 
@@ -135,10 +122,7 @@ def alarm_days(report: Any) -> list[str]:
     """Every alarm day of a report (the detector restarts after each), or its first alarm."""
     if report is None:
         return []
-    days = getattr(report, "alarm_days", None)
-    if days is not None:
-        return list(days)
-    return [report.alarm_day] if report.alarm_day else []
+    return list(report.alarm_days)
 
 
 def last_statistic(state: StreamState) -> float | None:
