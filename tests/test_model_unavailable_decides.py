@@ -197,10 +197,12 @@ def test_an_endpoint_that_drops_a_stream_midway_is_unavailable():
         assert relay_wait(ledger)
     listener.close()
     [call] = ledger.calls
-    assert (call["status"], call["source"], call["relay_error"]) == (200, "endpoint", "RemoteProtocolError")
+    # the close reaches httpx as an incomplete chunked body or as a reset, by timing: both are a cut-off answer
+    assert (call["status"], call["source"]) == (200, "endpoint")
+    assert call["relay_error"] in ("RemoteProtocolError", "ReadError"), call
     got = from_relay_calls(ledger.calls, endpoint.api_base, ended_well=False)
     assert got.reason == (f"model endpoint unavailable: connection failed from {endpoint.api_base} after 1 attempt\n"
-                          "  the relay got an answer cut off: RemoteProtocolError")
+                          f"  the relay got an answer cut off: {call['relay_error']}")
 
 
 def relay_wait(ledger, timeout: float = 10.0) -> bool:

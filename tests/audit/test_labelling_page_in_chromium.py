@@ -9,6 +9,7 @@ looked saved, and a second annotator whose page or progress count gave away the 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -43,7 +44,8 @@ class Served:
     def __init__(self, pack: Path, db: Path, annotator: str, cwd: Path):
         self.proc = subprocess.Popen([*EVALHARNESS, "audit", "label", "serve", str(pack), "--annotator", annotator,
                                       "--db", str(db), "--port", "0"], cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # a hang can be dumped
         self.lines: queue.Queue[str] = queue.Queue()
         self.reader = threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True)
         self.reader.start()
@@ -65,7 +67,12 @@ class Served:
     def stop(self) -> str:
         """Ctrl-C, as a person stops it; returns what it printed after the address."""
         self.proc.send_signal(signal.SIGINT)
-        self.proc.wait(timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # say where it hangs: faulthandler dumps every thread on SIGABRT
+            self.proc.send_signal(signal.SIGABRT)
+            _, err = self.proc.communicate(timeout=30)
+            raise AssertionError(f"serve did not stop within 30 s of Ctrl-C; its threads:\n{err[-6000:]}") from None
         self.reader.join(timeout=30)  # the last lines are read once the pipe closes
         out = []
         while not self.lines.empty():
