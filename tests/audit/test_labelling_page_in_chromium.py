@@ -38,6 +38,13 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
+def _ctrl_c_reaches_it() -> None:
+    """A shell starts background jobs with SIGINT ignored (`nohup pytest &`), and children inherit that:
+    the server would never see the test's Ctrl-C. Give it the default disposition, unblocked."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 class Served:
     """`evalharness audit label serve` in a child process; ``url`` is the address it printed."""
 
@@ -45,7 +52,8 @@ class Served:
         self.proc = subprocess.Popen([*EVALHARNESS, "audit", "label", "serve", str(pack), "--annotator", annotator,
                                       "--db", str(db), "--port", "0"], cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # a hang can be dumped
+                                     env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # a hang can be dumped
+                                     preexec_fn=_ctrl_c_reaches_it)
         self.lines: queue.Queue[str] = queue.Queue()
         self.reader = threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True)
         self.reader.start()
