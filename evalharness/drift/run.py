@@ -204,7 +204,7 @@ def _pack_tasks(pack_path: str) -> dict[str, dict[str, Any]]:
     from evalharness.packs import load_pack
 
     pack = load_pack(pack_path)
-    return {t.instance_id: t.model_dump(mode="json") if hasattr(t, "model_dump") else vars(t) for t in pack.tasks}
+    return {t.instance_id: t.model_dump(mode="json") for t in pack.tasks}
 
 
 def _run_config(stream: StreamConfig, tasks: list[str]):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from evalharness.stats.drift import STEP, cusum_reference
+from evalharness.stats.drift import STEP, cusum_reference, run_length_cdf
 
 KINDS = ("panel", "binomial")
 FLOOR = 0.5  # least beta-binomial hyperparameter (Jeffreys' 1/2): a degenerate panel keeps some spread
@@ -90,7 +90,7 @@ def posterior_pmfs(kind: str, successes, trials, n: int, draws: int, rng: np.ran
     means = _mean_draws(s, m, mu, phi, draws, rng)[:, None]
     rates = rng.beta(means * phi + s, (1 - means) * phi + m - s)
     rates = np.clip(rates - shift, 0.0, 1.0)
-    return poisson_binomial_rows(np.resize(rates.T, (n, draws)).T if n != s.size else rates)
+    return poisson_binomial_rows(np.resize(rates.T, (n, draws)).T)  # the panel repeated to n trials a day
 
 
 def mean_pmf(kind: str, successes, trials, n: int, shift: float = 0.0,
@@ -189,7 +189,5 @@ def calibrate(kind: str, successes, trials, n: int, *, delta: float = 0.10, fals
 
 def _delays(h: float, pmf: np.ndarray, reference: float, step: float, days: int = 400) -> tuple[float, float]:
     """Median and 95th-percentile run length (days, from C = 0) under ``pmf``."""
-    from evalharness.stats.drift import run_length_cdf
-
     cdf = run_length_cdf(h, pmf, reference, days, step)
     return tuple(float(np.searchsorted(cdf, q) + 1) if cdf[-1] >= q else float("inf") for q in (0.5, 0.95))
