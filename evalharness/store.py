@@ -19,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from evalharness.errors import UserError
+from evalharness.review.codes import ARMS, REASONS, VERDICTS
 
 metadata = sa.MetaData()
 TASK_ERROR = "task_error"  # evalharness.types.Outcome.TASK_ERROR: replaced by a retry like infrastructure failures
@@ -128,6 +129,23 @@ audit_labels = sa.Table(  # every human label ever given, with annotator and tim
     sa.Column("source", sa.String(40), nullable=False, server_default="web"),
     sa.Column("labelled_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("seconds", sa.Float, nullable=True),
+)
+
+reviews = sa.Table(  # every merge review ever given (evalharness.review); the latest per (reviewer, item) counts
+    "reviews", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("pack", sa.String(200), nullable=False, index=True),
+    sa.Column("task_id", sa.String(200), nullable=False),
+    sa.Column("arm", sa.String(10), nullable=False),  # agent: a trial's patch; gold: the task's reference patch
+    sa.Column("run_id", sa.String(80), nullable=True, index=True),  # agent arm only
+    sa.Column("trial_id", sa.String(400), nullable=True),  # agent arm only
+    sa.Column("reviewer", sa.String(120), nullable=False),
+    sa.Column("verdict", sa.String(30), nullable=False),
+    sa.Column("reasons", FlagList, nullable=False, server_default="[]"),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("seconds", sa.Float, nullable=True),
+    sa.Column("source", sa.String(40), nullable=False, server_default="web"),
+    sa.Column("reviewed_at", sa.DateTime(timezone=True), nullable=False),
 )
 
 schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
@@ -302,6 +320,79 @@ class Store:
         for r in rows:
             last[(r["task_id"], r["annotator"])] = r
         return sorted(last.values(), key=lambda r: (r["task_id"], r["annotator"]))
+
+    # merge reviews (evalharness.review): every review is kept, the latest per (reviewer, item) counts
+    def record_reviews(self, items: list[dict[str, Any]]) -> None:
+        """Add merge reviews in one transaction: all are stored, or (on any error, a ``UserError`` naming the
+        row) none. A row has pack, task_id, arm, reviewer, verdict, reasons; an ``agent`` row also run_id and
+        trial_id of a stored trial; optional note, seconds, source, reviewed_at."""
+        rows = [_review_row(i, item) for i, item in enumerate(items, 1)]
+        if not rows:
+            return
+        with self._lock, self.engine.begin() as conn:
+            for i, row in enumerate(rows, 1):
+                if row["arm"] == "agent":
+                    key = (trials.c.run_id == row["run_id"]) & (trials.c.trial_id == row["trial_id"])
+                    task = conn.execute(sa.select(trials.c.task_id, trials.c.pack).where(key)).first()
+                    if task is None:
+                        raise UserError(f"review {i}: no trial {row['trial_id']!r} in run {row['run_id']!r}")
+                    if (task.task_id, task.pack) != (row["task_id"], row["pack"]):
+                        raise UserError(f"review {i}: trial {row['trial_id']!r} is task {task.task_id!r} of pack "
+                                        f"{task.pack!r}, not {row['task_id']!r} of {row['pack']!r}")
+            conn.execute(reviews.insert(), rows)
+
+    def reviews(self, run_ids: list[str], *, latest: bool = True) -> list[dict[str, Any]]:
+        """Reviews of the trials of ``run_ids`` and of the gold patches of their packs' tasks: the latest per
+        (reviewer, item) (an item is a trial, or a pack's task for the gold arm), or every one (``latest=False``)."""
+        with self.engine.connect() as conn:
+            packs = [r.pack for r in conn.execute(sa.select(trials.c.pack).where(trials.c.run_id.in_(run_ids))
+                                                  .distinct())]
+            wanted = (((reviews.c.arm == "agent") & reviews.c.run_id.in_(run_ids))
+                      | ((reviews.c.arm == "gold") & reviews.c.pack.in_(packs)))
+            query = sa.select(reviews).where(wanted).order_by(reviews.c.reviewed_at, reviews.c.id)
+            rows = [dict(r) for r in conn.execute(query).mappings()]
+        if not latest:
+            return rows
+        last: dict[tuple, dict[str, Any]] = {}
+        for r in rows:
+            item = (r["run_id"], r["trial_id"]) if r["arm"] == "agent" else (r["pack"], r["task_id"])
+            last[(r["reviewer"], r["arm"], *item)] = r
+        return sorted(last.values(), key=lambda r: (r["pack"], r["task_id"], r["arm"], r["trial_id"] or "",
+                                                    r["reviewer"]))
+
+
+def _review_row(i: int, item: dict[str, Any]) -> dict[str, Any]:
+    """One review checked (a ``UserError`` naming row ``i`` and what is wrong) and made a row of ``reviews``."""
+    reviewer = str(item.get("reviewer") or "").strip()
+    if not reviewer:
+        raise UserError(f"review {i}: a review needs a reviewer name")
+    if item.get("arm") not in ARMS:
+        raise UserError(f"review {i}: arm must be one of {', '.join(ARMS)}, got {item.get('arm')!r}")
+    if item.get("verdict") not in VERDICTS:
+        raise UserError(f"review {i}: verdict must be one of {', '.join(VERDICTS)}, got {item.get('verdict')!r}")
+    reasons = item.get("reasons") or []
+    if isinstance(reasons, str) or not all(isinstance(r, str) for r in reasons):
+        raise UserError(f"review {i}: reasons must be a list of reason codes, got {reasons!r}")
+    unknown = sorted(set(reasons) - set(REASONS))
+    if unknown:
+        raise UserError(f"review {i}: unknown reason {', '.join(unknown)}; reasons are {', '.join(REASONS)}")
+    if item["verdict"] == "merge" and reasons:
+        raise UserError(f"review {i}: a merge verdict gives no reasons (they say why a patch is not merged as is)")
+    for key in ("pack", "task_id"):
+        if not str(item.get(key) or "").strip():
+            raise UserError(f"review {i}: {key} is missing")
+    agent = item["arm"] == "agent"
+    if agent and not (item.get("run_id") and item.get("trial_id")):
+        raise UserError(f"review {i}: an agent review names the run_id and trial_id it reviews")
+    seconds = item.get("seconds")
+    if seconds is not None and not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+                                    and 0 <= seconds < 10**7):
+        raise UserError(f"review {i}: seconds must be a non-negative number, got {seconds!r}")
+    return dict(pack=item["pack"], task_id=item["task_id"], arm=item["arm"],
+                run_id=item.get("run_id") if agent else None, trial_id=item.get("trial_id") if agent else None,
+                reviewer=reviewer, verdict=item["verdict"], reasons=list(reasons), note=str(item.get("note") or ""),
+                seconds=None if seconds is None else float(seconds), source=str(item.get("source") or "web"),
+                reviewed_at=item.get("reviewed_at") or _now())
 
 
 def check_labels(name: str | None, tags: dict[str, str] | None) -> None:
