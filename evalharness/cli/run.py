@@ -172,8 +172,9 @@ def _exit_for(summary) -> None:
 
 @cli.command("report")
 @click.argument("run_ids", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html"]), default="table",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "md", "html", "csv", "parquet"]),
+              default="table", show_default=True,
+              help="csv and parquet: the trial table, one row per trial (parquet needs --output).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file.")
 @RUNS_DIR
 @DB
@@ -181,19 +182,28 @@ def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
     """Resolve rate per configuration with task-level intervals, per-task counts, infra failures.
 
     The report alone goes to stdout (or to --output, whose path is then printed on stderr).
+    csv and parquet write the trial table instead: one row per trial, the columns every number is computed from.
 
     \b
     evalharness report RUN_ID --format md
     evalharness report RUN_A RUN_B --format html -o reports/ab.html
+    evalharness report RUN_ID --format parquet -o trials.parquet
     """
-    from evalharness.report.build import build_report
-    from evalharness.report.data import trials_frame
+    from evalharness.report.assemble import assemble
     from evalharness.report.render import render
 
     store = _store(runs_dir, db)
-    frame = trials_frame(store, list(run_ids))
-    report = build_report(frame, [store.get_run(r) for r in run_ids])
-    report["audit"] = _audit_of(store, frame)
+    if fmt in ("csv", "parquet"):
+        from evalharness.report.data import trials_frame
+        from evalharness.report.export import write_table
+
+        text = write_table(trials_frame(store, list(run_ids)), fmt, output)
+        if text is not None:
+            click.echo(text, nl=False)
+        else:
+            click.echo(f"wrote {output}", err=True)
+        return
+    report, _ = assemble(store, list(run_ids), runs_dir)
     text = render(report, fmt)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -205,27 +215,16 @@ def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
 
 
 def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, report_dir: Path) -> None:
-    from evalharness.report.build import build_report
-    from evalharness.report.data import trials_frame
+    from evalharness.report.assemble import assemble
     from evalharness.report.render import render
 
-    store = _store(runs_dir, db)
-    frame = trials_frame(store, run_ids)
-    report = build_report(frame, [store.get_run(r) for r in run_ids])
-    report["audit"] = _audit_of(store, frame)
+    report, _ = assemble(_store(runs_dir, db), run_ids, runs_dir)
     click.echo(render(report, fmt))
     report_dir.mkdir(parents=True, exist_ok=True)
     html = report_dir / f"{run_ids[0]}.html"
     html.write_text(render(report, "html"))
     click.echo(f"HTML report: {html}", err=True)
     _warn_flags(report)
-
-
-def _audit_of(store, frame):
-    """The audit of the runs' pack when one is stored (the report's audit section), else None."""
-    from evalharness.report.audit import audit_section
-
-    return audit_section(store, sorted(set(frame["pack"])), frame) if len(frame) else None
 
 
 def _warn_flags(report: dict) -> None:

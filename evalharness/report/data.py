@@ -26,3 +26,17 @@ def trials_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
     frame["flags"] = [tuple(sorted(f or ())) for f in frame["flags"]]  # hashable: the frame can be deduplicated
     extra = [c for c in frame.columns if c not in TRIAL_COLUMNS]
     return frame[TRIAL_COLUMNS + extra]
+
+
+REVIEW_COLUMNS = ["pack", "task_id", "arm", "run_id", "trial_id", "reviewer", "verdict", "reasons", "seconds",
+                  "reviewed_at"]
+
+
+def reviews_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
+    """The latest merge review per (reviewer, item) of the runs' trials and of their packs' gold patches, one row
+    each, columns ``REVIEW_COLUMNS`` (``reasons``: a tuple of reason codes, ``evalharness.review.codes``)."""
+    rows = store.reviews(list(run_ids))
+    frame = pd.DataFrame(rows, columns=REVIEW_COLUMNS) if rows else pd.DataFrame(columns=REVIEW_COLUMNS)
+    frame["reasons"] = [tuple(r or ()) for r in frame["reasons"]]
+    frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
+    return frame[REVIEW_COLUMNS]
