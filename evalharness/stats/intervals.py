@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import stats
+from scipy.optimize import brentq
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 ArrayLike = float | np.ndarray
@@ -76,3 +77,31 @@ def prob_greater(x_a: float, n_a: float, x_b: float, n_b: float, grid: int = 400
     b = stats.beta(x_b + 1, n_b - x_b + 1)
     t = np.linspace(a.ppf(1e-12), a.isf(1e-12), grid)
     return float(np.clip(np.trapezoid(a.pdf(t) * b.cdf(t), t), 0.0, 1.0))
+
+
+JEFFREYS_GRID = 2000
+
+
+def paired_jeffreys_interval(b: float, c: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Equal-tailed interval for p10 - p01 of paired binary data from the Jeffreys posterior.
+
+    ``b`` pairs are 1/0 (A only), ``c`` are 0/1 (B only), ``n`` pairs in all. With a Dirichlet(1/2, 1/2,
+    1/2) prior on (p10, p01, rest) the posterior of D = p10 - p01 is S (2W - 1) with independent
+    S = p10 + p01 ~ Beta(b + c + 1, n - b - c + 1/2) and W = p10 / S ~ Beta(b + 1/2, c + 1/2); its CDF is
+    an average over S quantiles (midpoint rule) and the bounds are its (1 -+ level)/2 quantiles. Always
+    inside [-1, 1] and of positive width (Agresti & Min 2005 on Bayesian intervals for matched pairs).
+    Counts may be fractional. NaN when n < 1.
+    """
+    if n < 1:
+        return float("nan"), float("nan")
+    s = stats.beta.ppf((np.arange(JEFFREYS_GRID) + 0.5) / JEFFREYS_GRID, b + c + 1.0, n - b - c + 0.5)
+    s = np.maximum(s, 1e-300)
+    w = stats.beta(b + 0.5, c + 0.5)
+
+    def cdf(t: float) -> float:
+        return float(np.mean(w.cdf(np.clip((1.0 + t / s) / 2.0, 0.0, 1.0))))
+
+    tail = (1.0 - level) / 2.0
+    lo = brentq(lambda t: cdf(t) - tail, -1.0, 1.0, xtol=1e-10)
+    hi = brentq(lambda t: cdf(t) - (1.0 - tail), -1.0, 1.0, xtol=1e-10)
+    return float(lo), float(hi)

@@ -1,11 +1,17 @@
 """Paired A/B comparison of two configurations on their shared tasks: ``compare(df_a, df_b)``.
 
 Methods (Miller 2024, arXiv 2411.00640, section 3; docs/statistics.md):
-- d_i = s_A,i - s_B,i (task means) over shared tasks; mean d, SE = sd(d)/sqrt(n), t_{n-1} interval
-  and paired t p-value (equals ``scipy.stats.ttest_rel`` on the task means);
+- d_i = s_A,i - s_B,i (task means) over shared tasks; mean d, SE = sd(d)/sqrt(n) and the paired t
+  p-value (equals ``scipy.stats.ttest_rel`` on the task means);
+- the interval of the difference stays in [-1, 1] (``interval`` names it, chosen by the coverage
+  simulation in tests/stats/test_stats_range_coverage.py): with n >= SMALL_N shared tasks the t_{n-1}
+  interval clipped to [-1, 1] ("t"); below, one binary seed per task on both sides gets the paired
+  Jeffreys interval on the counts of discordant tasks ("jeffreys-paired", intervals.py); fractional task
+  means get the clipped t ("t") unless every difference is equal (zero width), then the Jeffreys
+  interval on fractional discordance counts sum a(1-b), sum (1-a)b ("jeffreys-paired (equal differences)");
 - exact sign-flip permutation p (see signflip.py);
 - one binary seed per task on both sides: exact McNemar (``statsmodels`` ``mcnemar(exact=True)``)
-  and the paired Wald interval of (b - c)/N with SE = sqrt((b + c) - (b - c)^2/N)/N;
+  and the paired Wald interval of (b - c)/N with SE = sqrt((b + c) - (b - c)^2/N)/N, clipped to [-1, 1];
 - task sets differ: an unpaired test on all tasks of each side, Fisher exact and Boschloo
   (``scipy.stats.fisher_exact`` / ``boschloo_exact``) with one seed, Welch t on task means otherwise;
 - P(A > B) from independent Beta(x+1, n-x+1) posteriors with x = sum of task means on shared tasks
@@ -16,17 +22,18 @@ Methods (Miller 2024, arXiv 2411.00640, section 3; docs/statistics.md):
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from evalharness.stats._frame import config_label, per_task, usable_trials
+from evalharness.stats._frame import config_label, per_task, require_columns, usable_trials
 from evalharness.stats.cost import ratio_estimate
-from evalharness.stats.intervals import prob_greater, t_interval
+from evalharness.stats.intervals import paired_jeffreys_interval, prob_greater, t_interval
 from evalharness.stats.signflip import signflip_pvalue
+from evalharness.stats.summary import SMALL_N, join_notes
 
 NAN = float("nan")
 BOSCHLOO_MAX_N = 400
@@ -46,6 +53,8 @@ class PairedComparison:
     ci_low: float
     ci_high: float
     level: float
+    interval: str
+    """Method of [ci_low, ci_high]: t, jeffreys-paired, jeffreys-paired (equal differences), none."""
     t: float
     df: float
     p_t: float
@@ -88,15 +97,59 @@ def paired_t(d, level: float = 0.95) -> dict[str, np.ndarray]:
     return {"diff": mean, "se": se, "t": t, "df": df, "p": p, "ci_low": lo, "ci_high": hi}
 
 
+def difference_interval(a: np.ndarray, b: np.ndarray, n_a: np.ndarray, n_b: np.ndarray, *, level: float = 0.95,
+                        small_n: int = SMALL_N) -> tuple[float, float, str]:
+    """Interval of mean(a - b) over paired tasks (task means a, b with n_a, n_b trials), inside [-1, 1].
+
+    See the module docstring for which method is used when.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    n = a.size
+    if n < 2:
+        return NAN, NAN, "none"
+    d = a - b
+    binary = _one_binary(a, n_a) and _one_binary(b, n_b)
+    if n < small_n and (binary or np.ptp(d) == 0):
+        lo, hi = paired_jeffreys_interval(float(np.sum(a * (1 - b))), float(np.sum((1 - a) * b)), n, level)
+        return lo, hi, "jeffreys-paired" if binary else "jeffreys-paired (equal differences)"
+    se = d.std(ddof=1) / math.sqrt(n)
+    if not se > 0:
+        return NAN, NAN, "none"
+    lo, hi = t_interval(d.mean(), se, n - 1, level)
+    return max(float(lo), -1.0), min(float(hi), 1.0), "t"
+
+
+def _one_binary(mean: np.ndarray, n: np.ndarray) -> bool:
+    """One trial per task with a 0/1 outcome (a merged share of several reviewers may be fractional)."""
+    mean = np.asarray(mean, dtype=float)
+    return bool(np.all(np.asarray(n) == 1) and np.all((mean == 0) | (mean == 1)))
+
+
 def compare(df_a: pd.DataFrame, df_b: pd.DataFrame, *, level: float = 0.95, infra_as_failure: bool = False,
-            n_resamples: int = 9999, seed: int = 0) -> PairedComparison:
-    """Compare configuration A with B, pairing on shared tasks (see the module docstring)."""
-    sides = []
+            n_resamples: int = 9999, seed: int = 0, value: str = "resolved") -> PairedComparison:
+    """Compare configuration A with B, pairing on shared tasks (see the module docstring).
+
+    ``value`` is the 0/1 (or fractional) outcome column: "resolved" (the grader), or "merged" (reviewers,
+    see merge.merged_column); rows with NaN in it (not reviewed) are left out and the note says how many.
+    """
+    sides, unreviewed = [], 0
     for frame in (df_a, df_b):
-        trials, n_infra = usable_trials(frame, infra_as_failure=infra_as_failure)
+        if value != "resolved":
+            require_columns(frame, ["task_id", value], f"compare on {value!r}")
+            unreviewed += int(frame[value].isna().sum())
+            frame = frame.loc[frame[value].notna()]
+        trials, n_infra = usable_trials(frame, infra_as_failure=infra_as_failure, value=value)
         sides.append(TaskSide(config_label(frame), per_task(trials).set_index("task_id"),
                               pd.Index(frame["task_id"].unique()), n_infra))
-    return compare_tasks(sides[0], sides[1], level=level, n_resamples=n_resamples, seed=seed)
+    c = compare_tasks(sides[0], sides[1], level=level, n_resamples=n_resamples, seed=seed)
+    if unreviewed:
+        c = replace(c, note=join_notes(c.note, unreviewed_note(unreviewed, value)))
+    return c
+
+
+def unreviewed_note(count: int, value: str) -> str:
+    """Note for trials left out of a comparison on ``value`` because they have no value (not reviewed)."""
+    return f"{count} trial(s) without a {value!r} value (not reviewed) left out"
 
 
 @dataclass(frozen=True)
@@ -122,10 +175,12 @@ def compare_tasks(a: TaskSide, b: TaskSide, *, level: float = 0.95, n_resamples:
         lattice = math.lcm(*np.unique(np.concatenate([sa["n"], sb["n"]]).astype(int)).tolist())
         p_flip, how = signflip_pvalue(d, lattice=lattice, n_resamples=n_resamples, seed=seed)
     dropped = _dropped(a, b, shared)
+    lo, hi, interval = difference_interval(sa["mean"].to_numpy(), sb["mean"].to_numpy(), sa["n"].to_numpy(),
+                                           sb["n"].to_numpy(), level=level)
     out = dict(
         config_a=a.config, config_b=b.config, n_shared=len(shared),
         rate_a=float(sa["mean"].mean()) if len(d) else NAN, rate_b=float(sb["mean"].mean()) if len(d) else NAN,
-        diff=r["diff"], se=r["se"], ci_low=r["ci_low"], ci_high=r["ci_high"], level=level, t=r["t"],
+        diff=r["diff"], se=r["se"], ci_low=lo, ci_high=hi, level=level, interval=interval, t=r["t"],
         df=r["df"], p_t=r["p"], p_signflip=p_flip, signflip_method=how, n_infra_a=a.n_infra,
         n_infra_b=b.n_infra, dropped=dropped, note=_note(d),
     )
@@ -165,7 +220,7 @@ def _note(d: np.ndarray) -> str:
 
 def _mcnemar(sa: pd.DataFrame, sb: pd.DataFrame, level: float) -> dict:
     """Exact McNemar and paired Wald interval when every shared task has one binary trial per side."""
-    if len(sa) == 0 or not ((sa["n"] == 1).all() and (sb["n"] == 1).all()):
+    if len(sa) == 0 or not (_one_binary(sa["mean"], sa["n"]) and _one_binary(sb["mean"], sb["n"])):
         return {}
     ya, yb = sa["mean"].to_numpy() > 0.5, sb["mean"].to_numpy() > 0.5
     b, c, n = int(np.sum(ya & ~yb)), int(np.sum(~ya & yb)), len(ya)
@@ -173,7 +228,7 @@ def _mcnemar(sa: pd.DataFrame, sb: pd.DataFrame, level: float) -> dict:
     p = float(mcnemar(table, exact=True).pvalue) if b + c > 0 else 1.0
     se = math.sqrt(max((b + c) - (b - c) ** 2 / n, 0.0)) / n
     z = stats.norm.ppf(0.5 + level / 2)
-    lo, hi = (float((b - c) / n - z * se), float((b - c) / n + z * se)) if se > 0 else (NAN, NAN)
+    lo, hi = (max(float((b - c) / n - z * se), -1.0), min(float((b - c) / n + z * se), 1.0)) if se > 0 else (NAN, NAN)
     return {"mcnemar_b": b, "mcnemar_c": c, "p_mcnemar": p, "mcnemar_ci_low": lo, "mcnemar_ci_high": hi}
 
 
