@@ -2,7 +2,9 @@
 (``report``, and ``run`` at its end).
 
 ``assemble`` builds the report's content (``build.build_report``) and adds what only the store knows: the audit
-section when the runs' pack was audited, and the merge reviews (``report["merge"]``).
+section when the runs' pack was audited, and the merge reviews: ``frame["merged"]`` (per trial the share of its
+reviewers who would merge it, NaN when unreviewed) and ``report["merge"]`` (one row per reviewed configuration,
+``stats.merge.merge_table``), both only when reviews exist.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from evalharness.report.build import build_report
+from evalharness.errors import EvalHarnessError
+from evalharness.report.build import build_report, clean_row
 from evalharness.report.data import reviews_frame, trials_frame
 from evalharness.store import Store
 
@@ -25,7 +28,22 @@ def assemble(store: Store, run_ids: list[str], runs_dir: Path) -> tuple[dict[str
     report["runs_dir"] = str(runs_dir)
     reviews = reviews_frame(store, list(run_ids))
     report["n_reviews"] = int(len(reviews))
+    report["merge"] = []
+    if len(reviews) and len(frame):
+        frame["merged"], report["merge"] = merge_section(frame, reviews, report["level"])
     return report, frame
+
+
+def merge_section(frame: pd.DataFrame, reviews: pd.DataFrame, level: float) -> tuple[pd.Series, list[dict]]:
+    """(the trials' ``merged`` column, the merge table's rows with NaN as None)."""
+    try:
+        from evalharness.stats.merge import merge_table, merged_column
+    except ImportError as exc:  # the statistics are another part of the code base: say so, never guess numbers
+        raise EvalHarnessError(f"these runs have merge reviews but evalharness.stats.merge cannot summarise "
+                               f"them ({exc})") from exc
+    merged = merged_column(frame, reviews)
+    rows = merge_table(frame.assign(merged=merged), reviews, level=level)
+    return merged, [clean_row(row) for row in rows]
 
 
 def _audit_of(store: Store, frame: pd.DataFrame):

@@ -21,11 +21,21 @@ SCORE_FIELDS = ["config", "n_tasks", "n_trials", "n_infra", "resolve_rate", "ci_
 
 
 def _clean(value: Any) -> Any:
+    """JSON-clean: NaN as None, numpy scalars as Python ones, dicts, lists and tuples cleaned inside."""
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
     if hasattr(value, "item"):
         return _clean(value.item())
     return value
+
+
+def clean_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One table row as plain JSON data (``_clean`` of every value)."""
+    return {str(k): _clean(v) for k, v in row.items()}
 
 
 def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float = 0.95) -> dict[str, Any]:

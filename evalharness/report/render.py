@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader
 from evalharness.report.build import infra_line
 from evalharness.report.cutoff import CUTOFF_NOTE, cutoff_table
 from evalharness.report.flags import flagged_rows, flags_cell
+from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
 from evalharness.report.task_errors import task_error_rows
 
 FORMATS = ("table", "json", "md", "html")
@@ -31,12 +32,18 @@ def score_rows(report: dict[str, Any]) -> list[list[str]]:
     level = int(round(report["level"] * 100))
     rows = [["configuration", "tasks", "trials", "infra", "resolve rate", f"{level}% interval", "cost/trial",
              "cost/resolved", "tokens/trial", "flags"]]
+    reviewed = bool(report.get("merge"))
+    if reviewed:
+        rows[0][7:7] = ["merge rate"]
     for s in report["scores"]:
-        rows.append([s["config"], str(s["n_tasks"]), str(s["n_trials"]), str(s["n_infra"]), _pct(s["resolve_rate"]),
-                     f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] ({s.get('interval') or '-'})",
-                     _money(s.get("mean_cost_usd")), _money(s.get("cost_per_resolved")),
-                     "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}",
-                     flags_cell(report, s["config"])])
+        row = [s["config"], str(s["n_tasks"]), str(s["n_trials"]), str(s["n_infra"]), _pct(s["resolve_rate"]),
+               f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] ({s.get('interval') or '-'})",
+               _money(s.get("mean_cost_usd")), _money(s.get("cost_per_resolved")),
+               "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}",
+               flags_cell(report, s["config"])]
+        if reviewed:
+            row[7:7] = [merge_cell(report, s["config"])]
+        rows.append(row)
     return rows
 
 
@@ -72,6 +79,9 @@ def render_markdown(report: dict[str, Any]) -> str:
              "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
              "".join(f"\n- {line}" for line in score_notes(report)),
              "".join(f"\n> **warning**, {line}" for line in report["flag_warnings"]),
+             *(["\n## Merge acceptance (human review)\n", markdown_table(merge_rows(report)),
+                "".join(f"\n- {line}" for line in merge_notes(report)), f"\n{MERGE_NOTE}\n"]
+               if report.get("merge") else []),
              *([f"\n## Task errors (broken tasks, left out of the rates)\n\n{markdown_table(task_error_rows(report))}"]
                if report.get("task_errors") else []),
              "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level). "
@@ -116,6 +126,9 @@ def render_text(report: dict[str, Any]) -> str:
                                            f"infrastructure failures left out: {infra_line(report)})")]
     parts += [f"  note, {line}\n" for line in score_notes(report)]
     parts += [f"  WARNING, {line}\n" for line in report["flag_warnings"]]
+    if report.get("merge"):
+        parts.append(text_table(merge_rows(report), "Merge acceptance (human review)"))
+        parts += [f"  note, {line}\n" for line in merge_notes(report)] + [f"  {MERGE_NOTE}\n"]
     if report.get("task_errors"):
         parts.append(text_table(task_error_rows(report), "Task errors: broken tasks, left out of the rates (fix the pack)"))
     if report["comparisons"]:
