@@ -21,11 +21,20 @@ from evalharness.stats.flags import FLAG_NAMES, flag_counts, trial_flags
 from evalharness.stats.intervals import (
     clopper_pearson_interval,
     newcombe_difference,
+    paired_jeffreys_interval,
     prob_greater,
     t_interval,
     wilson_interval,
 )
-from evalharness.stats.merge import GraderGap, acceptance_rate, acceptance_ratio, grader_human_gap
+from evalharness.stats.merge import (
+    GraderGap,
+    acceptance_rate,
+    acceptance_ratio,
+    grader_human_gap,
+    merge_table,
+    merged_column,
+    normalised_rate,
+)
 from evalharness.stats.monitor import (
     DriftBaseline,
     DriftReport,
@@ -35,7 +44,7 @@ from evalharness.stats.monitor import (
     window_intervals,
 )
 from evalharness.stats.multiple import adjust_pvalues, compare_all
-from evalharness.stats.paired import PairedComparison, compare, paired_t
+from evalharness.stats.paired import PairedComparison, compare, difference_interval, paired_t
 from evalharness.stats.passk import pass_at_k, pass_hat_k, pass_k_table
 from evalharness.stats.power import PilotPlan, mde, plan_from_pilot, plan_table, tasks_needed
 from evalharness.stats.score import ScoreSummary, cluster_se, score
@@ -71,6 +80,7 @@ __all__ = [
     "cusum_path",
     "cusum_reference",
     "cusum_threshold",
+    "difference_interval",
     "daily_counts",
     "detect_drift",
     "evalue_pvalues",
@@ -80,11 +90,15 @@ __all__ = [
     "grader_human_gap",
     "krippendorff_alpha",
     "mde",
+    "merge_table",
+    "merged_column",
     "mixed_components",
     "msprt_pvalues",
     "newcombe_difference",
     "normal_cusum",
     "normal_threshold",
+    "normalised_rate",
+    "paired_jeffreys_interval",
     "paired_t",
     "pass_at_k",
     "pass_hat_k",

@@ -47,15 +47,18 @@ def compare_all(df: pd.DataFrame, *, reference: str | None = None, level: float 
     """
     frame = df.assign(config=config_labels(df), _infra=infra_mask(df))
     unreviewed = pd.Series(0, index=pd.Index([], dtype=object))
+    seen = frame.groupby("config")["task_id"].unique()
     if value != "resolved":
         require_columns(frame, ["task_id", value], f"compare on {value!r}")
         unreviewed = frame[value].isna().groupby(frame["config"]).sum()
         frame = frame.loc[frame[value].notna()]
     configs = sorted(frame["config"].unique())
     reference = configs[0] if reference is None else reference
+    if reference not in configs and reference in seen.index:
+        raise ValueError(f"reference configuration {reference!r} has no trial with a {value!r} value")
     if reference not in configs:
         raise ValueError(f"reference configuration {reference!r} not in the trials; have {', '.join(configs)}")
-    sides = _sides(frame, infra_as_failure, value)
+    sides = _sides(frame, infra_as_failure, value, seen)
     rows = []
     for name in configs:
         if name == reference:
@@ -80,13 +83,13 @@ def _with_unreviewed(note: str, unreviewed: pd.Series, names: tuple[str, str], v
     return join_notes(note, unreviewed_note(count, value)) if count else note
 
 
-def _sides(frame: pd.DataFrame, infra_as_failure: bool, value: str = "resolved") -> dict[str, TaskSide]:
+def _sides(frame: pd.DataFrame, infra_as_failure: bool, value: str, seen: pd.Series) -> dict[str, TaskSide]:
     """Per-task rows of every configuration, aggregated in one groupby."""
     trials, _ = usable_trials(frame, infra_as_failure=infra_as_failure, value=value)
     ts = per_task(trials, ["config"])
     tasks = {name: part.drop(columns="config").set_index("task_id") for name, part in ts.groupby("config")}
-    seen = frame.groupby("config")["task_id"].unique()
     infra = frame.groupby("config")["_infra"].sum()
     empty = ts.drop(columns="config").iloc[:0].set_index("task_id")
-    return {name: TaskSide(name, tasks.get(name, empty), pd.Index(seen[name]), int(infra[name]))
+    unusable = "only infrastructure failures" if value == "resolved" else f"no trial with a {value!r} value"
+    return {name: TaskSide(name, tasks.get(name, empty), pd.Index(seen[name]), int(infra.get(name, 0)), unusable)
             for name in seen.index}

@@ -134,13 +134,13 @@ def compare(df_a: pd.DataFrame, df_b: pd.DataFrame, *, level: float = 0.95, infr
     """
     sides, unreviewed = [], 0
     for frame in (df_a, df_b):
+        seen, unusable = pd.Index(frame["task_id"].unique()), "only infrastructure failures"
         if value != "resolved":
             require_columns(frame, ["task_id", value], f"compare on {value!r}")
             unreviewed += int(frame[value].isna().sum())
-            frame = frame.loc[frame[value].notna()]
+            frame, unusable = frame.loc[frame[value].notna()], f"no trial with a {value!r} value"
         trials, n_infra = usable_trials(frame, infra_as_failure=infra_as_failure, value=value)
-        sides.append(TaskSide(config_label(frame), per_task(trials).set_index("task_id"),
-                              pd.Index(frame["task_id"].unique()), n_infra))
+        sides.append(TaskSide(config_label(frame), per_task(trials).set_index("task_id"), seen, n_infra, unusable))
     c = compare_tasks(sides[0], sides[1], level=level, n_resamples=n_resamples, seed=seed)
     if unreviewed:
         c = replace(c, note=join_notes(c.note, unreviewed_note(unreviewed, value)))
@@ -160,6 +160,8 @@ class TaskSide:
     tasks: pd.DataFrame
     seen: pd.Index
     n_infra: int
+    unusable: str = "only infrastructure failures"
+    """Why a task seen but without per-task rows is left out (with value="merged": not reviewed)."""
 
 
 def compare_tasks(a: TaskSide, b: TaskSide, *, level: float = 0.95, n_resamples: int = 9999,
@@ -203,7 +205,7 @@ def _dropped(a: TaskSide, b: TaskSide, shared: pd.Index) -> dict[str, str]:
             if task not in seen:
                 reasons.append(f"not run by {side}")
             elif task not in usable:
-                reasons.append(f"only infrastructure failures in {side}")
+                reasons.append(f"{(a if side == 'A' else b).unusable} in {side}")
         out[str(task)] = "; ".join(reasons)
     return out
 
