@@ -89,7 +89,8 @@ def paired_jeffreys_interval(b: float, c: float, n: float, level: float = 0.95) 
     1/2) prior on (p10, p01, rest) the posterior of D = p10 - p01 is S (2W - 1) with independent
     S = p10 + p01 ~ Beta(b + c + 1, n - b - c + 1/2) and W = p10 / S ~ Beta(b + 1/2, c + 1/2); its CDF is
     an average over S quantiles (midpoint rule) and the bounds are its (1 -+ level)/2 quantiles. Always
-    inside [-1, 1] and of positive width (Agresti & Min 2005 on Bayesian intervals for matched pairs).
+    inside [-1, 1] and of positive width. Chosen over Tango (1998) and Agresti-Min (2005) by the coverage
+    simulation in tests/stats/test_stats_range_coverage.py (docs/statistics.md, section 2).
     Counts may be fractional. NaN when n < 1.
     """
     if n < 1:
