@@ -4,7 +4,8 @@
 ``assemble`` builds the report's content (``build.build_report``) and adds what only the store knows: the audit
 section when the runs' pack was audited, and the merge reviews: ``frame["merged"]`` (per trial the share of its
 reviewers who would merge it, NaN when unreviewed) and ``report["merge"]`` (one row per reviewed configuration,
-``stats.merge.merge_table``), both only when reviews exist.
+``stats.merge.merge_table``), both only when reviews exist; the trial index (``report["trials"]``, every trial
+with its folder: what the HTML report links to) and the drift days among the runs (``report["drift"]``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 from evalharness.errors import EvalHarnessError
 from evalharness.report.build import build_report, clean_row
 from evalharness.report.data import reviews_frame, trials_frame
+from evalharness.report.trials import trial_index
 from evalharness.store import Store
 
 
@@ -31,7 +33,23 @@ def assemble(store: Store, run_ids: list[str], runs_dir: Path) -> tuple[dict[str
     report["merge"] = []
     if len(reviews) and len(frame):
         frame["merged"], report["merge"] = merge_section(frame, reviews, report["level"])
+    report["trials"] = trial_index(frame)
+    report["drift"] = drift_runs(store, run_ids, frame)
     return report, frame
+
+
+def drift_runs(store: Store, run_ids: list[str], frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The runs that are days of a drift stream (named ``drift:STREAM:DAY``, evalharness/drift/run.py)."""
+    out = []
+    for run_id in run_ids:
+        name = str(store.get_run(run_id).get("name") or "")
+        if not name.startswith("drift:"):
+            continue
+        _, stream, day = (name.split(":", 2) + ["", ""])[:3]
+        part = frame[frame["run_id"] == run_id]
+        out.append({"run_id": run_id, "stream": stream, "day": day, "n_trials": int(len(part)),
+                    "n_resolved": int(part["resolved"].sum()) if len(part) else 0})
+    return out
 
 
 def merge_section(frame: pd.DataFrame, reviews: pd.DataFrame, level: float) -> tuple[pd.Series, list[dict]]:

@@ -1,8 +1,7 @@
-"""Render a built report as a terminal table, JSON, Markdown or HTML (with a plot)."""
+"""Render a built report as a terminal table, JSON, Markdown or HTML (the HTML page: ``report/html.py``)."""
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 from typing import Any
@@ -58,6 +57,8 @@ def render(report: dict[str, Any], fmt: str) -> str:
     if fmt == "md":
         return render_markdown(report)
     if fmt == "html":
+        from evalharness.report.html import render_html
+
         return render_html(report)
     if fmt == "table":
         return render_text(report)
@@ -154,49 +155,6 @@ def comparison_rows(report: dict[str, Any]) -> list[list[str]]:
         rows.append([c["config"], c["reference"], str(c["n_shared"]), diff, interval,
                      *[("n/a" if c[k] is None else f"{c[k]:.4f}") for k in ("p_t", "p_signflip", "p_adjusted")]])
     return rows
-
-
-def plot_png(report: dict[str, Any]) -> bytes | None:
-    """Resolve rates with their intervals, one bar per configuration."""
-    scores = [s for s in report["scores"] if s["resolve_rate"] is not None]
-    if not scores:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 0.6 * len(scores) + 1.2), dpi=110)
-    ys = range(len(scores))
-    rates = [s["resolve_rate"] * 100 for s in scores]
-    low = [max(0.0, r - (s["ci_low"] * 100 if s["ci_low"] is not None else r)) for r, s in zip(rates, scores)]
-    high = [max(0.0, (s["ci_high"] * 100 if s["ci_high"] is not None else r) - r) for r, s in zip(rates, scores)]
-    ax.errorbar(rates, list(ys), xerr=[low, high], fmt="o", capsize=4, color="#1f4e79")
-    ax.set_yticks(list(ys), [s["config"] for s in scores])
-    ax.set_xlim(-2, 102)
-    ax.set_xlabel(f"resolve rate, % ({int(round(report['level'] * 100))}% task-level interval)")
-    ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def render_html(report: dict[str, Any]) -> str:
-    env = Environment(loader=PackageLoader("evalharness.report", "templates"), autoescape=True)
-    png = plot_png(report)
-    head, *body = score_rows(report)
-    pt = report["per_task"]
-    return env.get_template("report.html.j2").render(
-        report=report, score_head=head, score_body=body, plot=base64.b64encode(png).decode() if png else None,
-        task_head=[pt["index"], *pt["columns"]], task_body=pt["rows"], outcome_rows=_outcome_rows(report),
-        comparison=comparison_rows(report) if report["comparisons"] else None, notes=score_notes(report),
-        warnings=report["flag_warnings"], flags_note=FLAGS_NOTE,
-        flagged=flagged_rows(report) if report["flagged_trials"] else None,
-        task_errors=task_error_rows(report) if report.get("task_errors") else None,
-        cutoff=cutoff_table(report) if report.get("cutoff_split") else None, cutoff_note=CUTOFF_NOTE,
-        audit=audit_tables(report), infra=infra_line(report))
 
 
 def audit_tables(report: dict[str, Any]) -> list[tuple[str, list[list[str]]]]:
