@@ -8,6 +8,9 @@ A trajectory is a list of steps (dicts). Every step has ``index``, ``t_start`` (
 - ``command``: ``command``, ``exit_code``, ``output`` (truncated with a marker), ``timed_out``;
 - ``note``: ``text`` and free fields (submission, budget reached, format error, exit status).
 
+Steps without a ``kind`` (the reference harnesses' ``{action, exit_code, output}``, older runs) are
+shown as commands, numbered by position, and the oracle's as "oracle: gold patch applied" (or not).
+
 ``trajectory.json`` is ``document(steps, usage, ...)``: ``{"format", "steps", "usage", ...}``.
 """
 
@@ -157,8 +160,8 @@ def render(folder: Path, console: Any, output_chars: int = 1500) -> None:
                          f"seed {doc.get('seed', '?')} · exit status {doc.get('exit_status', '?')}\n",
                          _usage_line(doc.get("usage") or {}))
     console.print(Panel(head, title=str(folder), title_align="left"))
-    for step in doc.get("steps", []):
-        console.print(_step_text(step, output_chars))
+    for position, step in enumerate(doc.get("steps", [])):
+        console.print(_step_text(step, output_chars, position=position, harness=doc.get("harness")))
     if result.get("error"):
         console.print(Panel(Text(truncate(str(result["error"]), output_chars)), title="error", border_style="red"))
 
@@ -170,10 +173,26 @@ def _usage_line(usage: dict[str, Any]) -> str:
             f"{'unknown' if cost is None else f'${cost:.6f}'}")
 
 
-def _step_text(step: dict[str, Any], output_chars: int) -> Any:
+def _step_kind(step: dict[str, Any]) -> str:
+    """The step's kind; a kind-less step with an ``action`` or ``command`` is a command, else a note."""
+    if step.get("kind"):
+        return str(step["kind"])
+    return "command" if "action" in step or "command" in step else "note"
+
+
+def _caption(step: dict[str, Any], harness: str | None) -> str:
+    """What a kind-less step of a reference harness did, in words (the oracle applies the gold patch)."""
+    if step.get("kind") or harness != "oracle":
+        return ""
+    code = step.get("exit_code")
+    return "oracle: gold patch applied" if code == 0 else f"oracle: gold patch did not apply (exit {code})"
+
+
+def _step_text(step: dict[str, Any], output_chars: int, position: int = 0, harness: str | None = None) -> Any:
     from rich.text import Text
 
-    kind, index, took = step.get("kind"), step.get("index"), step.get("duration_s")
+    kind, took = _step_kind(step), step.get("duration_s")
+    index = step["index"] if step.get("index") is not None else position
     when = f"{took:.2f} s" if isinstance(took, (int, float)) else "?"
     if kind == "model":
         usage = step.get("usage") or {}
@@ -190,8 +209,11 @@ def _step_text(step: dict[str, Any], output_chars: int) -> Any:
     if kind == "command":
         code = step.get("exit_code")
         flag = " · timed out" if step.get("timed_out") else ""
-        text = Text.assemble((f"[{index}] $ ", "bold yellow"), (truncate(str(step.get("command", "")), output_chars),
-                             "yellow"), (f"\n    exit {code} · {when}{flag}\n", "green" if code == 0 else "red"))
+        caption = _caption(step, harness)
+        command = step.get("command", step.get("action", ""))
+        text = Text.assemble((f"[{index}] " + (f"{caption}\n    " if caption else ""), "bold yellow"),
+                             ("$ ", "bold yellow"), (truncate(str(command), output_chars), "yellow"),
+                             (f"\n    exit {code} · {when}{flag}\n", "green" if code == 0 else "red"))
         text.append(truncate(str(step.get("output", "")), output_chars) + "\n", style="dim")
         return text
     text = Text(f"[{index}] • {step.get('text', '')}\n", style="bold")

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from evalharness.cli import models, packs, predictions, run, sandbox  # noqa: F401  (they register commands)
+from evalharness.cli import models, packs, predictions, results, run, sandbox  # noqa: F401  (they register commands)
 from evalharness.cli import new  # noqa: F401,E402  (registers `packs new` and `packs add-task`)
 from evalharness.cli import inject  # noqa: F401,E402  (registers `packs inject`)
 from evalharness.cli import audit  # noqa: F401,E402  (registers `audit`)

@@ -1,14 +1,14 @@
-"""`run`, `report`, `compare`, `plan`, `grade`, `runs`, `show`: running an evaluation and reading its results.
+"""`run`, `report`, `grade`: running an evaluation and reporting it (`compare`, `plan`, `runs`, `show`, which
+read stored results, are in cli/results.py).
 
-Standard output carries the document asked for (the report of `run` and `report`, the listing of `runs`) and
-nothing else; progress, the HTML report's path, warnings and errors go to standard error, so
+Standard output carries the document asked for (the report of `run` and `report`) and nothing else;
+progress, the HTML report's path, warnings and errors go to standard error, so
 `run --format json | python -m json.tool` reads one JSON document.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 
@@ -233,128 +233,6 @@ def _warn_flags(report: dict) -> None:
         click.echo(f"warning: {line}", err=True)
 
 
-def _frame(run_ids, runs_dir, db):
-    from evalharness.report.data import trials_frame
-
-    return trials_frame(_store(runs_dir, db), list(run_ids))
-
-
-def _print_rows(rows: list[list[str]], fmt: str, title: str) -> None:
-    from evalharness.report.render import markdown_table, text_table
-
-    click.echo(markdown_table(rows) if fmt == "md" else text_table(rows, title))
-
-
-@cli.command("compare")
-@click.argument("run_ids", nargs=-1, required=True)
-@click.option("--a", "config_a", default=None, help="Configuration A as harness/model (default: the first of two).")
-@click.option("--b", "config_b", default=None, help="Configuration B as harness/model.")
-@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
-@RUNS_DIR
-@DB
-def compare_cmd(run_ids, config_a, config_b, fmt, runs_dir, db) -> None:
-    """Paired A/B on shared tasks: difference, interval, p-values, cost per resolved.
-
-    Give two runs (one configuration each), or one run holding two configurations.
-
-    \b
-    evalharness compare RUN_A RUN_B
-    evalharness compare RUN_ID --a minimal/openai/gpt-4o --b mini-swe-agent/openai/gpt-4o
-    """
-    from evalharness.report.ab import comparison_rows
-
-    _print_rows(comparison_rows(_frame(run_ids, runs_dir, db), config_a, config_b), fmt, "Paired comparison")
-
-
-@cli.command("plan")
-@click.argument("run_ids", nargs=-1, required=True)
-@click.option("--delta", type=float, default=0.05, show_default=True, help="Difference to detect (0.05 = 5 points).")
-@click.option("--a", "config_a", default=None)
-@click.option("--b", "config_b", default=None)
-@click.option("--format", "fmt", type=click.Choice(["table", "md"]), default="table", show_default=True)
-@RUNS_DIR
-@DB
-def plan_cmd(run_ids, delta, config_a, config_b, fmt, runs_dir, db) -> None:
-    """From a pilot run: tasks needed for 80% power at K = 1, 3, 5, 10 seeds, and the detectable effect.
-
-    \b
-    evalharness plan RUN_ID --delta 0.05
-    """
-    from evalharness.report.ab import plan_rows
-
-    rows, note = plan_rows(_frame(run_ids, runs_dir, db), config_a, config_b, delta)
-    _print_rows(rows, fmt, f"Design for a paired comparison detecting {delta:+.0%} at 80% power, alpha 0.05")
-    if note:
-        click.echo(f"note: {note}")
-
-
-@cli.command("grade")
-@click.argument("run_id")
-@click.option("--log-parser", default=None, help="Parse with this parser instead of the pack's.")
-@RUNS_DIR
-def grade_cmd(run_id, log_parser, runs_dir) -> None:
-    """Re-grade a stored run from its run folders (no Docker); exit 1 if any outcome changes.
-
-    \b
-    evalharness grade 20261130-101500-ab12
-    """
-    from evalharness.regrade import regrade_run
-
-    results = regrade_run(runs_dir / run_id, log_parser=log_parser)
-    changed = [r for r in results if r.changed]
-    for r in changed:
-        flags = f"; flags {list(r.flags)} -> {list(r.flags_now)}" if r.flags != r.flags_now else ""
-        click.echo(f"{r.trial}: {r.stored} -> {r.now} ({r.reason}){flags}")
-    flagged = sum(bool(r.flags_now) for r in results)
-    click.echo(f"re-graded {len(results)} trial(s): {len(results) - len(changed)} unchanged, {len(changed)} changed"
-               + (f"; {flagged} flagged (flags kept: `evalharness report` counts them)" if flagged else ""))
-    if changed:
-        sys.exit(1)
-
-
-@cli.command("runs")
-@click.option("--name", default=None, metavar="NAME", help="Only runs of this name.")
-@click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar="KEY=VALUE",
-              help="Only runs with this tag (repeatable: a run must have every one).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="table: one line per run; json: one JSON list of runs on stdout.")
-@RUNS_DIR
-@DB
-def runs_cmd(name, tags, fmt, runs_dir, db) -> None:
-    """List stored runs, newest first; a run whose runner died (SIGKILL, power loss) shows as interrupted.
-
-    Each run shows its status, pack, trials, resolved trials, name, tags, harnesses and models.
-
-    \b
-    evalharness runs
-    evalharness runs --name nightly --tag model=gpt-4o --format json
-    """
-    listed = [_run_listing(r) for r in _store(runs_dir, db).find_runs(name=name, tags=tags)]
-    if fmt == "json":
-        click.echo(json.dumps(listed, indent=2))
-        return
-    for r in listed:
-        tags_text = ",".join(f"{k}={v}" for k, v in sorted(r["tags"].items())) or "-"
-        click.echo(f"{r['run_id']}  {r['status']:<11} {r['pack']:<20} trials={r['trials']} resolved={r['resolved']} "
-                   f"name={r['name'] or '-'} tags={tags_text} harnesses={','.join(r['harnesses']) or '-'} "
-                   f"models={','.join(r['models']) or '-'}")
-
-
-def _run_listing(row: dict) -> dict:
-    """A stored run as `runs` shows it: its live status, labels, and the harnesses and models of its config."""
-    from evalharness.liveness import run_status
-
-    config = row["config"] if isinstance(row["config"], dict) else {}
-    run = config.get("run") if isinstance(config.get("run"), dict) else {}
-    harnesses = list(config.get("harnesses") or {}) or [str(h) for h in run.get("harnesses") or []]
-    models = [str(m.get("name")) if isinstance(m, dict) else str(m) for m in run.get("models") or []]
-    when = {k: row[k].isoformat() if row[k] is not None else None for k in ("created_at", "heartbeat_at")}
-    return {"run_id": row["run_id"], "name": row["name"], "tags": row["tags"], "status": run_status(row),
-            "pack": row["pack"], **when, "trials": row["trials"], "resolved": row["resolved"],
-            "harnesses": harnesses, "models": models, "runner_host": row["runner_host"],
-            "runner_pid": row["runner_pid"]}
-
-
 def _checked(model, **fields):
     """``model(**fields)``, with a bad option value as a UserError naming the option (no traceback)."""
     from pydantic import ValidationError
@@ -399,36 +277,3 @@ def _model_endpoints(models, model_config, **options):
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
         raise ConfigError(f"model settings are invalid ({model_config or 'command line'})", problems) from e
-
-
-@cli.command("show")
-@click.argument("target")
-@click.option("--output-chars", type=click.IntRange(min=100), default=1500, show_default=True,
-              help="Characters of each output, command and message shown (head and tail).")
-@RUNS_DIR
-def show_cmd(target, output_chars, runs_dir) -> None:
-    """Show a trial's trajectory: steps, commands, outputs, usage, outcome.
-
-    TARGET is a trial folder, or RUN_ID/PACK/TASK/HARNESS/MODEL/seed-N under --runs-dir;
-    a run or any folder above trials lists the trials in it.
-
-    \b
-    evalharness show 20261130-101500-ab12/quickstart/boltons-strutils-parse-int-list/minimal/openai__gpt-4o/seed-0
-    evalharness show 20261130-101500-ab12
-    """
-    from rich.console import Console
-
-    from evalharness.trajectory import render, trial_folders
-
-    folder = Path(target) if Path(target).is_dir() else runs_dir / target
-    if not folder.is_dir():
-        raise UserError(f"no trial or run folder {target!r} (looked in . and {runs_dir})",
-                        "pass a trial folder or RUN_ID/PACK/TASK/HARNESS/MODEL/seed-N; `evalharness runs` lists runs")
-    trials = trial_folders(folder)
-    if not trials:
-        raise UserError(f"no trajectory.json under {folder}")
-    if len(trials) > 1:
-        for trial in trials:
-            click.echo(trial.relative_to(runs_dir) if trial.is_relative_to(runs_dir) else trial)
-        return
-    render(trials[0], Console(), output_chars=output_chars)
