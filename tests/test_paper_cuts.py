@@ -146,7 +146,7 @@ def test_show_labels_the_oracle_step(tmp_path):
     store = Store(database_url(runs_dir / "evalharness.db"))
     step = {"action": "git apply /tmp/gold.diff", "exit_code": 0, "output": ""}  # as OracleHarness records it
     trial_id = _stored_trial(runs_dir, store, "r1", "oracle", "none", [step])
-    out = run_cli("show", trial_id, "--runs-dir", str(runs_dir), cwd=tmp_path).stdout
+    out = run_cli("show", f"r1/{trial_id}", "--runs-dir", str(runs_dir), cwd=tmp_path).stdout  # the folder's path
     assert "[None]" not in out
     assert "[0] oracle: gold patch applied" in out and "$ git apply /tmp/gold.diff" in out
 

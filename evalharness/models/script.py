@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evalharness.errors import ConfigError
+from evalharness.redact import redact_text
 
 ErrorKind = Literal[
     "rate_limit", "server", "overloaded", "auth", "permission", "not_found", "bad_request", "context_window"
@@ -121,9 +122,16 @@ class Scenario(BaseModel):
     replies: list[Reply] = Field(default_factory=list)
 
     def matches(self, model: str, prompt: str) -> bool:
+        return not self.mismatches(model, prompt)
+
+    def mismatches(self, model: str, prompt: str) -> list[str]:
+        """The matchers that fail for this request, in words (empty when the scenario matches)."""
+        failed = []
         if self.model is not None and self.model != model:
-            return False
-        return self.prompt is None or re.search(self.prompt, prompt) is not None
+            failed.append(f"model is {model!r}, not {self.model!r}")
+        if self.prompt is not None and re.search(self.prompt, prompt) is None:
+            failed.append(f"prompt regex {self.prompt!r} not found in the prompt")
+        return failed
 
 
 class ScriptSpec(BaseModel):
@@ -211,8 +219,7 @@ class Script:
         for scenario in self._spec.scenarios:
             if scenario.matches(request.model, request.prompt):
                 return scenario
-        names = ", ".join(s.name for s in self._spec.scenarios) or "none"
-        raise ScriptError(f"no scenario matches model {request.model!r} (scenarios: {names})")
+        raise ScriptError(no_match_message(self._spec.scenarios, request))
 
     def _pick(self, scenario: Scenario, index: int) -> Reply:
         assert self._spec is not None
@@ -224,6 +231,36 @@ class Script:
         if n and self._spec.on_exhausted == "cycle":
             return scenario.replies[index % n]
         raise ScriptError(f"script for scenario {scenario.name!r} is used up after {n} replies")
+
+
+EXCERPT_CHARS = 120
+"""Characters of the request's first user message quoted in a no-match error (credential shapes redacted)."""
+
+
+def no_match_message(scenarios: list[Scenario], request: ModelRequest) -> str:
+    """Why no scenario answers ``request``: each scenario's failing matchers, and what the request had to match on
+    (model, api, prompt length, the start of its first user message; never its headers, which carry the key)."""
+    why = "; ".join(f"scenario {s.name!r}: {' and '.join(s.mismatches(request.model, request.prompt))}"
+                    for s in scenarios) or "the script has no scenarios"
+    excerpt = redact_text(first_user_text(request.body)[:EXCERPT_CHARS], [])
+    return (f"no scenario matches model {request.model!r} ({why}). The request: api {request.api}, model "
+            f"{request.model!r}, {len(request.prompt)} prompt characters (system, messages, tool results), first "
+            f"user message {excerpt!r}")
+
+
+def first_user_text(body: dict[str, Any]) -> str:
+    """The text of the first user message of a chat, Responses or Anthropic Messages body ('' when none)."""
+    items = body.get("messages") or body.get("input") or []
+    if isinstance(items, str):
+        return items
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
 
 
 def as_reply(value: Reply | str | dict[str, Any]) -> Reply:
