@@ -33,7 +33,7 @@ def score_rows(report: dict[str, Any]) -> list[list[str]]:
              "cost/resolved", "tokens/trial", "flags"]]
     reviewed = bool(report.get("merge"))
     if reviewed:
-        rows[0][7:7] = ["merge rate"]
+        rows[0][8:8] = ["merge rate"]
     for s in report["scores"]:
         row = [s["config"], str(s["n_tasks"]), str(s["n_trials"]), str(s["n_infra"]), _pct(s["resolve_rate"]),
                f"[{_pct(s['ci_low'])}, {_pct(s['ci_high'])}] ({s.get('interval') or '-'})",
@@ -41,7 +41,7 @@ def score_rows(report: dict[str, Any]) -> list[list[str]]:
                "n/a" if s.get("mean_tokens") is None else f"{s['mean_tokens']:.0f}",
                flags_cell(report, s["config"])]
         if reviewed:
-            row[7:7] = [merge_cell(report, s["config"])]
+            row[8:8] = [merge_cell(report, s["config"])]
         rows.append(row)
     return rows
 
