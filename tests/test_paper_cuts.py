@@ -163,3 +163,39 @@ def test_runs_lists_harnesses_and_models_of_a_runner_config(tmp_path):
     assert line.endswith("harnesses=minimal models=openai/good,anthropic/claude")
     listed = json.loads(run_cli("runs", "--format", "json", "--runs-dir", str(runs_dir), cwd=tmp_path).stdout)
     assert listed[0]["harnesses"] == ["minimal"] and listed[0]["models"] == ["openai/good", "anthropic/claude"]
+
+
+def _review(run_id: str, harness: str, task: int, verdict: str, reviewer: str = "ana") -> dict:
+    return dict(pack="toy", task_id=f"t{task:02d}", arm="agent", run_id=run_id,
+                trial_id=f"toy/t{task:02d}/{harness}/m/seed-0", reviewer=reviewer, verdict=verdict,
+                reasons=[] if verdict == "merge" else ["code_quality"], seconds=30)
+
+
+MERGED_A = [int(A[t] > 0 and t % 3 != 0) for t in range(20)]  # verdicts on seed 0 of every task
+MERGED_B = [int(B[t] > 0 and t % 2 == 0) for t in range(20)]
+
+
+def test_compare_on_merges_uses_the_reviews(runs_dir, tmp_path):
+    from scipy import stats
+
+    none = run_cli("compare", "ra", "rb", "--metric", "merged", "--runs-dir", str(runs_dir), cwd=tmp_path,
+                   check=False)
+    assert none.returncode == 1 and "no merge reviews for these runs (ra, rb)" in none.stderr
+    assert "evalharness review serve ra rb" in none.stderr
+    store = Store(database_url(runs_dir / "evalharness.db"))
+    store.record_reviews([_review("ra", "a", t, "merge" if m else "reject") for t, m in enumerate(MERGED_A)])
+    only_a = run_cli("compare", "ra", "rb", "--metric", "merged", "--runs-dir", str(runs_dir), cwd=tmp_path,
+                     check=False)
+    assert only_a.returncode == 1 and "no reviewed trial of b/m" in only_a.stderr
+    store.record_reviews([_review("rb", "b", t, "merge" if m else "merge_after_changes")
+                          for t, m in enumerate(MERGED_B)])
+    out = run_cli("compare", "ra", "rb", "--metric", "merged", "--format", "md", "--runs-dir", str(runs_dir),
+                  cwd=tmp_path).stdout
+    ref = stats.ttest_rel(MERGED_A, MERGED_B)
+    assert "| metric | merged (merge rate) |" in out and "| shared tasks | 20 |" in out
+    assert f"| merge rate A | {sum(MERGED_A) / 20:.1%} |" in out and f"| merge rate B | {sum(MERGED_B) / 20:.1%} |" in out
+    assert f"| difference A - B | {(sum(MERGED_A) - sum(MERGED_B)) / 20:+.1%} |" in out
+    assert f"| p (paired t) | {ref.pvalue:.4f} |" in out
+    assert "120 trial(s) without a 'merged' value (not reviewed) left out" in out  # seeds 1-3 of both sides
+    resolved = run_cli("compare", "ra", "rb", "--format", "md", "--runs-dir", str(runs_dir), cwd=tmp_path).stdout
+    assert "| metric | resolved (resolve rate) |" in resolved and "| difference A - B | +15.0% |" in resolved

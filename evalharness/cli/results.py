@@ -164,8 +164,8 @@ def _whole(x: float) -> str:
 def _no_variance_note(side_a, side_b) -> str:
     sides = {s["config"].iloc[0]: s for s in (side_a, side_b)}
     said = "; ".join(f"{config}: {int(s['resolved'].sum())} of {len(s)} trials resolved" for config, s in sides.items())
-    return (f"pilot has no variance ({said}): every task gives the same difference and every seed agrees, "
-            "so it cannot say how many tasks are needed; pilot on tasks some trials solve and some do not")
+    return (f"pilot has no variance ({said}): its outcomes vary neither across tasks nor across seeds, so it "
+            "gives no basis for a number of tasks; pilot on tasks that some trials solve and some do not")
 
 
 @cli.command("plan")
