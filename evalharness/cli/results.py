@@ -87,7 +87,8 @@ def comparison_rows(side_a, side_b, metric: str = "resolved", level: float = 0.9
             ["dropped tasks", ", ".join(f"{k} ({v})" for k, v in c.dropped.items()) or "none"],
             [f"{rate} A", _num(c.rate_a, "{:.1%}")], [f"{rate} B", _num(c.rate_b, "{:.1%}")],
             ["difference A - B", _num(c.diff, "{:+.1%}")],
-            [f"{pct}% interval ({INTERVALS.get(c.interval, c.interval)})", f"[{_num(c.ci_low, '{:+.1%}')}, {_num(c.ci_high, '{:+.1%}')}]"],
+            [f"{pct}% interval ({INTERVALS.get(c.interval, c.interval)})",
+             f"[{_num(c.ci_low, '{:+.1%}')}, {_num(c.ci_high, '{:+.1%}')}]"],
             ["paired SE", _num(c.se)], ["p (paired t)", _num(c.p_t)],
             [f"p (sign-flip, {c.signflip_method})", _num(c.p_signflip)]]
     if c.mcnemar_b is not None:
@@ -292,7 +293,7 @@ def _target_folder(target: str, run_id: str | None, runs_dir: Path, db: str | No
     if found is not None:
         return found
     where = f"run {run_id}" if run_id else f". and {runs_dir}"
-    raise UserError(f"no trial, trial folder or run folder {target!r} (looked in {where})",
+    raise UserError(f"no trial or run folder {target!r} (looked in {where}) and no trial of that id in the store",
                     "pass a trial id as the run printed it (PACK/TASK/HARNESS/MODEL/seed-N, with RUN_ID/ in front "
                     "or --run RUN_ID), or a folder; `evalharness runs` lists runs")
 
