@@ -151,7 +151,8 @@ def comparison_rows(report: dict[str, Any]) -> list[list[str]]:
     for c in report["comparisons"]:
         diff = "n/a" if c["diff"] is None else f"{100 * c['diff']:+.1f} pts"
         interval = ("n/a" if c["ci_low"] is None else
-                    f"[{100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}]")
+                    f"[{100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}]"
+                    + (f" ({c['interval']})" if c.get("interval") else ""))
         rows.append([c["config"], c["reference"], str(c["n_shared"]), diff, interval,
                      *[("n/a" if c[k] is None else f"{c[k]:.4f}") for k in ("p_t", "p_signflip", "p_adjusted")]])
     return rows

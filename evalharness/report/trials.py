@@ -19,7 +19,7 @@ PATCH_LIMIT = 20_000
 OUTPUT_TAIL = 4_000
 """Characters of test output kept (its tail: the summary and the failures)."""
 LOG_TAIL = 2_000
-STEP_TEXT = 1_200
+STEP_TEXT = 1_000
 """Characters kept of each text of a trajectory step (command, thought, output: head and tail)."""
 STEPS_KEPT = 40
 """Trajectory steps kept: the first and last halves of this many."""
