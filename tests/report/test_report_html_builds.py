@@ -153,3 +153,15 @@ def test_a_report_built_without_the_store_renders(tmp_path):
     report = build_report(frame, [store.get_run("r1")])
     page = render(report, "html")
     assert 'data-plot="forest"' in page and _chunks(page) == [] and _index(page)["trials"] == []
+
+
+def test_a_drift_day_gets_its_section(tmp_path):
+    store, runs_dir = make_run(tmp_path, configs=["a/m"], tasks=2, seeds=1, name="drift:nightly:2026-12-01")
+    report, _ = assemble(store, ["r1"], runs_dir)
+    assert report["drift"] == [{"run_id": "r1", "stream": "nightly", "day": "2026-12-01", "n_trials": 2,
+                                "n_resolved": 1}]
+    page = render(report, "html")
+    assert '<section id="drift">' in page and "<td>nightly</td>" in page and "evalharness drift report" in page
+    other, other_runs = make_run(tmp_path / "plain", configs=["a/m"], tasks=1, seeds=1)
+    plain, _ = assemble(other, ["r1"], other_runs)
+    assert plain["drift"] == [] and '<section id="drift">' not in render(plain, "html")
