@@ -35,6 +35,8 @@ from evalharness.report.trials import LIMITS_NOTE, trial_details
 
 CHUNK = 50
 """Trials per compressed chunk: opening a trial decodes only its chunk."""
+GZIP_LEVEL = 5
+"""4% larger than level 6 and 1.7x faster to build (measured on benchmarks/report_size.py's trials)."""
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -138,7 +140,7 @@ def chunks(report: dict[str, Any]) -> list[str]:
     for start in range(0, len(trials), CHUNK):
         details = [trial_details(runs_dir, t.get("detail")) for t in trials[start:start + CHUNK]]
         raw = json.dumps(details, separators=(",", ":"), default=str).encode()
-        out.append(base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii"))
+        out.append(base64.b64encode(gzip.compress(raw, compresslevel=GZIP_LEVEL, mtime=0)).decode("ascii"))
     return out
 
 
