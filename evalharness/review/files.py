@@ -175,5 +175,6 @@ def _read_jsonl(path: Path) -> list[tuple[str, dict[str, Any] | str]]:
         except json.JSONDecodeError as e:
             rows.append((f"line {n}", f"not valid JSON ({e.msg} at column {e.colno})"))
             continue
-        rows.append((f"line {n}", raw if isinstance(raw, dict) else f"expected a JSON object, got {type(raw).__name__}"))
+        wrong = f"expected a JSON object, got {type(raw).__name__}"
+        rows.append((f"line {n}", raw if isinstance(raw, dict) else wrong))
     return rows

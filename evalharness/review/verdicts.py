@@ -44,7 +44,8 @@ def check(raw: dict[str, Any], *, reviewer: str | None) -> dict[str, Any]:
     note = _text(raw.get("note"), "note")
     if len(note) > NOTE_MAX:
         raise ReviewError(f"note longer than {NOTE_MAX} characters")
-    out = {"reviewer": who, "verdict": verdict, "reasons": reasons, "note": note, "seconds": _seconds(raw.get("seconds"))}
+    out = {"reviewer": who, "verdict": verdict, "reasons": reasons, "note": note,
+           "seconds": _seconds(raw.get("seconds"))}
     when = _time(raw.get("reviewed_at"))
     if when is not None:
         out["reviewed_at"] = when

@@ -26,8 +26,7 @@ def agent_patch(gold: str, n: int) -> str:
     """A real diff of the task's file: the gold patch with a comment line added to its first hunk."""
     lines = gold.splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if line.startswith("@@"))
-    return "".join(lines[:first + 1]) + f"+# agent change {n}\n" + "".join(lines[first + 1:]).replace(
-        "@@", "@@", 1)
+    return "".join(lines[:first + 1]) + f"+# agent change {n}\n" + "".join(lines[first + 1:])
 
 
 def make_run(tmp_path: Path, *, tasks: int = 4, with_empty: bool = True) -> tuple[Store, Path, str]:

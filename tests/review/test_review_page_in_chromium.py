@@ -115,7 +115,8 @@ def test_a_reviewer_reviews_five_patches_with_the_keyboard_and_the_report_shows_
 
     got = {(r["arm"], r["trial_id"]): r for r in store.reviews([run_id])}
     want = dict(zip(shown, [("merge", []), ("reject", ["core_functionality", "tests"]),
-                            ("merge_after_changes", ["code_quality"]), ("merge", []), ("reject", ["breaks_other_code"])]))
+                            ("merge_after_changes", ["code_quality"]), ("merge", []),
+                            ("reject", ["breaks_other_code"])]))
     assert len(got) == 5
     for item_id, (verdict, reasons) in want.items():
         row = got[(arm[item_id].arm, arm[item_id].trial_id)]

@@ -117,6 +117,7 @@ def test_export_import_round_trip_and_a_bad_row_stores_nothing(run, tmp_path):
     other_items = {i.item_id: i for part in load_items(other, other_runs, [run_id], secret_for(other_runs))
                    for i in part}
     import_reviews(other, everything, other_items, {run_id}, {"quickstart"})  # explicit run/trial and pack/arm
-    key = lambda r: (r["arm"], r["task_id"], r["trial_id"], r["reviewer"], r["verdict"], tuple(r["reasons"]),  # noqa: E731
-                     r["note"], r["seconds"], r["reviewed_at"])
+    def key(r):
+        return (r["arm"], r["task_id"], r["trial_id"], r["reviewer"], r["verdict"], tuple(r["reasons"]), r["note"],
+                r["seconds"], r["reviewed_at"])
     assert sorted(map(key, other.reviews([run_id]))) == sorted(map(key, stored))
