@@ -91,7 +91,8 @@ def paired_jeffreys_interval(b: float, c: float, n: float, level: float = 0.95) 
     an average over S quantiles (midpoint rule) and the bounds are its (1 -+ level)/2 quantiles. Always
     inside [-1, 1] and of positive width. Chosen over Tango (1998) and Agresti-Min (2005) by the coverage
     simulation in tests/stats/test_stats_range_coverage.py (docs/statistics.md, section 2).
-    Counts may be fractional. NaN when n < 1.
+    When every pair is discordant one way (b = n or c = n) the bound on that side is the range's end, so the
+    interval holds its estimate. Counts may be fractional. NaN when n < 1.
     """
     if n < 1:
         return float("nan"), float("nan")
@@ -105,4 +106,10 @@ def paired_jeffreys_interval(b: float, c: float, n: float, level: float = 0.95) 
     tail = (1.0 - level) / 2.0
     lo = brentq(lambda t: cdf(t) - tail, -1.0, 1.0, xtol=1e-10)
     hi = brentq(lambda t: cdf(t) - (1.0 - tail), -1.0, 1.0, xtol=1e-10)
+    # At the edge of the range (every pair discordant one way) the equal-tailed bound stops short of the
+    # estimate itself; as for the one-sample Jeffreys interval (Brown, Cai & DasGupta 2001) it is the range's end.
+    if b >= n:
+        hi = 1.0
+    if c >= n:
+        lo = -1.0
     return float(lo), float(hi)

@@ -112,3 +112,15 @@ def test_boschloo_boundary(make_trials, n_b, method):
     table = [[xa, 200 - xa], [xb, n_b - xb]]
     ref = stats.boschloo_exact(table).pvalue if method == "boschloo exact" else stats.fisher_exact(table)[1]
     assert c.unpaired_method == method and c.p_unpaired == pytest.approx(ref, rel=1e-10)
+
+
+def test_the_paired_interval_holds_its_estimate_when_every_pair_is_discordant_one_way():
+    """Oracle against null on 8 tasks: D = +1 observed; the equal-tailed bound alone would stop at 0.996."""
+    from evalharness.stats.intervals import paired_jeffreys_interval
+
+    lo, hi = paired_jeffreys_interval(8, 0, 8)
+    assert hi == 1.0 and 0.3 < lo < 0.6
+    lo, hi = paired_jeffreys_interval(0, 8, 8)
+    assert lo == -1.0 and -0.6 < hi < -0.3
+    lo, hi = paired_jeffreys_interval(7, 0, 8)  # not at the edge: both bounds from the posterior
+    assert lo < 7 / 8 < hi < 1.0
