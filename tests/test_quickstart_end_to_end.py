@@ -62,7 +62,7 @@ def test_report_formats_render_a_stored_run(tmp_path, base_image):
     table = run_cli("report", run_id, cwd=tmp_path).stdout
     assert "oracle/none" in table and "tiny-clamp" in table
     html = run_cli("report", run_id, "--format", "html", "-o", str(tmp_path / "r.html"), cwd=tmp_path)
-    assert "wrote" in html.stderr and "data:image/png;base64," in (tmp_path / "r.html").read_text()
+    assert "wrote" in html.stderr and '<svg class="plot" data-plot="forest"' in (tmp_path / "r.html").read_text()
     listing = run_cli("runs", cwd=tmp_path).stdout
     assert run_id in listing and "completed" in listing
     missing = run_cli("report", "nope", cwd=tmp_path, check=False)
