@@ -1,12 +1,13 @@
 """Benchmark: build and open the HTML report of a 10,000-trial run.
 
 Synthesizes a stored run (SQLite store rows + trial folders with realistic files: a ~3 KB patch, ~12 KB of test
-output, a 24-step trajectory with ~1.2 KB outputs, a result.json with 40 tests), 4 configurations x 500 tasks x
-5 seeds (texts of Zipf-distributed words: gzip ratios like real logs), then times ``assemble`` + ``render(report, "html")`` (the build), the file's size, and in headless
-Chromium the time from navigation start to the page's own "report-ready" mark (its script has parsed the trial
-index and the page is usable), the load event, opening one trial's details (decode its chunk, render patch, test
-output, trajectory) and opening one configuration's trial list. The baseline, measured in the same process, is
-the same for a 100-trial run (4 x 5 x 5). Writes the "## Report build and open" section of BENCHMARKS.md.
+output, a 24-step trajectory with ~1.2 KB outputs, a result.json with 40 tests; texts of Zipf-distributed words,
+which gzip like real logs), 4 configurations x 500 tasks x 5 seeds, then times ``assemble`` +
+``render(report, "html")`` (the build), the file's size, and in headless Chromium the time from navigation start
+to the page's own "report-ready" mark (its script has parsed the trial index and the page is usable), the load
+event, opening one trial's details (decode its chunk, render patch, test output, trajectory) and opening one
+configuration's trial list. The baseline, measured in the same process, is the same for a 100-trial run
+(4 x 5 x 5). Writes the "## Report build and open" section of BENCHMARKS.md.
 
     .venv/bin/python benchmarks/report_size.py [--trials 10000] [--repeats 3] [--no-write] [--keep DIR]
 """
@@ -113,10 +114,10 @@ def synthesize(root: Path, n_trials: int, seed: int = 0) -> tuple[Store, Path, s
                     (folder / name).write_text(text)
                 rows.append(dict(run_id=run_id, trial_id=trial_id, pack="bench", task_id=f"task-{t:04d}",
                                  harness=f"h{c}", model="model", seed=s, outcome=outcome, resolved=resolved,
-                                 infra=False, reason="", attempts=1, cost_usd=float(0.02 + 0.01 * c + rng.random() / 100),
-                                 input_tokens=20_000, output_tokens=2_000, cached_tokens=0, calls=12,
-                                 duration_s=90.0, started_at=now, finished_at=now, repo="", detail=f"{run_id}/{trial_id}",
-                                 flags=[]))
+                                 infra=False, reason="", attempts=1,
+                                 cost_usd=float(0.02 + 0.01 * c + rng.random() / 100), input_tokens=20_000,
+                                 output_tokens=2_000, cached_tokens=0, calls=12, duration_s=90.0, started_at=now,
+                                 finished_at=now, repo="", detail=f"{run_id}/{trial_id}", flags=[]))
     with store.engine.begin() as conn:
         conn.execute(trials.insert(), rows)
     store.set_status(run_id, "completed")

@@ -62,12 +62,14 @@ def merge_rows(report: dict[str, Any]) -> list[list[str]]:
             f"{m.get('n_reviewed_trials', 0)} ({m.get('n_reviewed_tasks', 0)}, {m.get('n_reviews', 0)})",
             f"{_pct(m.get('merge_rate'))} {_interval(m.get('ci_low'), m.get('ci_high'), m.get('interval'))}",
             _pct(m.get("merge_or_changes_rate")),
-            f"{_pct(m.get('gold_rate'))} {_interval(m.get('gold_ci_low'), m.get('gold_ci_high'), m.get('gold_interval'))}"
+            f"{_pct(m.get('gold_rate'))} "
+            f"{_interval(m.get('gold_ci_low'), m.get('gold_ci_high'), m.get('gold_interval'))}"
             f" ({m.get('gold_n_tasks', 0)} tasks, {m.get('gold_n_reviews', 0)} reviews)",
             f"{_ratio(m.get('normalised'))} "
             f"{_interval(m.get('norm_ci_low'), m.get('norm_ci_high'), m.get('norm_method'), _ratio)}",
             _pct(m.get("resolve_rate_reviewed")),
-            f"{_points(m.get('gap'))} {_interval(m.get('gap_ci_low'), m.get('gap_ci_high'), m.get('gap_interval'), _points)}",
+            f"{_points(m.get('gap'))} "
+            f"{_interval(m.get('gap_ci_low'), m.get('gap_ci_high'), m.get('gap_interval'), _points)}",
             f"{m.get('resolved_rejected', 0)} ({reasons_text(m.get('rejected_reasons'))})",
         ])
     return rows

@@ -6,8 +6,6 @@ import io
 import json
 from typing import Any
 
-from jinja2 import Environment, PackageLoader
-
 from evalharness.report.build import infra_line
 from evalharness.report.cutoff import CUTOFF_NOTE, cutoff_table
 from evalharness.report.flags import flagged_rows, flags_cell
