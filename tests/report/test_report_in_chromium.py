@@ -113,3 +113,13 @@ def test_the_report_renders_and_a_rate_leads_to_a_patch(browser, report_page):
     _wait(browser, "return location.hash.startsWith('#trials/cell/')", "back did not return to the cell")
     index = json.loads(browser.execute_script("return document.getElementById('index').textContent"))
     assert len(index["trials"]) == 32
+
+    # a comparison row leads to its paired tasks, and each of those to its cells; Esc closes the view
+    browser.execute_script("document.getElementById('view').hidden = true; location.hash = ''")
+    browser.find_element(By.CSS_SELECTOR, '#differences table a[href="#pair/0"]').click()
+    _wait(browser, "return document.querySelectorAll('#view tbody tr').length === 8", "the paired tasks never listed")
+    assert "oracle/none − null/none: paired tasks" in view.text and "8 shared tasks" in view.text
+    assert len(view.find_elements(By.CSS_SELECTOR, 'tbody a[href^="#trials/cell/oracle%2Fnone/"]')) == 8
+    browser.find_element(By.TAG_NAME, "body").send_keys("\ue00c")  # Escape
+    _wait(browser, "return document.getElementById('view').hidden", "Esc did not close the view")
+    assert _errors(browser) == []
