@@ -113,3 +113,23 @@ def test_only_its_own_host_and_json_posts_reach_it(serve):
     assert store.reviews([run_id], latest=False) == []
     status, kind, raw = _call(port, "GET", "/")
     assert status == 200 and kind.startswith("text/html") and b"__NONCE__" not in raw
+
+
+def test_a_gold_item_has_the_same_shape_as_an_agent_item_and_trajectories_come_only_without_gold(serve, tmp_path):
+    start, store, run_id, items = serve
+    queue = json.loads(_call(start("ann"), "GET", "/api/queue")[2])
+    by_id = {i["item_id"]: i for i in queue["items"]}
+    gold = [by_id[i.item_id] for i in items if i.arm == "gold"]
+    resolved = [by_id[i.item_id] for i in items if i.arm == "agent" and i.config.endswith("quuxmodel-a")]
+    assert gold and resolved
+    shape = {(tuple(sorted(i)), tuple(sorted(i["tests"]))) for i in queue["items"]}
+    assert len(shape) == 1  # every item has the same fields; none has a trajectory
+    assert all(set(statuses.values()) == {"passed"} for g in gold + resolved for statuses in g["tests"].values())
+    assert all(f["path"].endswith(".py") and f["lines"] for g in gold for f in g["files"])
+
+    with_traj = review_items(store, tmp_path / "runs", [run_id], trajectories=True)
+    assert {i.arm for i in with_traj} == {"agent"}
+    session = ReviewSession(store, [run_id], with_traj, "ann", trajectories=True)
+    summary = session.queue()["items"][0]["trajectory"]
+    assert summary["steps"] == 3 and summary["commands"] == ["grep -rn def ."]
+    assert summary["final_message"] == "Done: fixed it."
