@@ -10,7 +10,6 @@ a trial id as a run prints it (`pack/task/harness/provider/model/seed-N`), with 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import click
@@ -19,9 +18,8 @@ from evalharness.cli._common import DB, RUNS_DIR, _store, cli
 from evalharness.cli.run import _parse_tags
 from evalharness.errors import UserError
 
-METRICS = {"resolved": "resolve rate", "merged": "merge rate"}
-INTERVALS = {"t": "paired t"}
-"""How the statistics' interval method names read in the table."""
+METRICS = ("resolved", "merged")
+"""What `compare --metric` compares: the grader's verdicts, or the merge reviews (report.ab.METRICS names them)."""
 
 
 def _frame(run_ids, runs_dir, db):
@@ -34,12 +32,6 @@ def _print_rows(rows: list[list[str]], fmt: str, title: str) -> None:
     from evalharness.report.render import markdown_table, text_table
 
     click.echo(markdown_table(rows) if fmt == "md" else text_table(rows, title))
-
-
-def _num(x, fmt: str = "{:.4f}") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return fmt.format(x)
 
 
 def _check_packs(side_a, side_b, allow_mixed: bool) -> None:
@@ -68,41 +60,6 @@ def _with_merged(df, store, run_ids):
         raise UserError(f"no merge reviews for these runs ({', '.join(run_ids)})",
                         f"record some with: evalharness review serve {' '.join(run_ids)} (or import them)")
     return df.assign(merged=merged_column(df, reviews))
-
-
-def comparison_rows(side_a, side_b, metric: str = "resolved", level: float = 0.95) -> list[list[str]]:
-    """The `compare` table of A against B on ``metric`` ("resolved": the grader; "merged": the reviewers)."""
-    from evalharness.report.ab import _flag_rows
-    from evalharness.stats import compare
-
-    if metric == "merged" and not (side_a["merged"].notna().any() and side_b["merged"].notna().any()):
-        empty = [s["config"].iloc[0] for s in (side_a, side_b) if not s["merged"].notna().any()]
-        raise UserError(f"no reviewed trial of {' or '.join(empty)}: nothing to compare on merges",
-                        "review its trials with: evalharness review serve RUN_ID")
-    c = compare(side_a, side_b, level=level, value=metric)
-    pct, rate = int(round(level * 100)), METRICS[metric]
-    rows = [["quantity", "value"], ["metric", f"{metric} ({rate})"],
-            ["A", c.config_a], ["B", c.config_b],
-            ["shared tasks", str(c.n_shared)],
-            ["dropped tasks", ", ".join(f"{k} ({v})" for k, v in c.dropped.items()) or "none"],
-            [f"{rate} A", _num(c.rate_a, "{:.1%}")], [f"{rate} B", _num(c.rate_b, "{:.1%}")],
-            ["difference A - B", _num(c.diff, "{:+.1%}")],
-            [f"{pct}% interval ({INTERVALS.get(c.interval, c.interval)})",
-             f"[{_num(c.ci_low, '{:+.1%}')}, {_num(c.ci_high, '{:+.1%}')}]"],
-            ["paired SE", _num(c.se)], ["p (paired t)", _num(c.p_t)],
-            [f"p (sign-flip, {c.signflip_method})", _num(c.p_signflip)]]
-    if c.mcnemar_b is not None:
-        rows.append([f"p (exact McNemar, {c.mcnemar_b} vs {c.mcnemar_c} discordant)", _num(c.p_mcnemar)])
-    if c.unpaired_method:
-        rows.append([f"p (unpaired, {c.unpaired_method})", _num(c.p_unpaired)])
-    rows += [["P(A > B), Beta posteriors", _num(c.p_a_better, "{:.3f}")],
-             ["cost per resolved A", _num(c.cost_per_resolved_a, "${:.4f}")],
-             ["cost per resolved B", _num(c.cost_per_resolved_b, "${:.4f}")],
-             ["infrastructure failures A / B", f"{c.n_infra_a} / {c.n_infra_b}"]]
-    rows += _flag_rows({"A": side_a, "B": side_b})
-    if c.note:
-        rows.append(["note", c.note])
-    return rows
 
 
 @cli.command("compare")
@@ -137,29 +94,9 @@ def compare_cmd(run_ids, config_a, config_b, metric, allow_mixed_packs, fmt, run
         df = _with_merged(df, store, run_ids)
     side_a, side_b = split_configs(df, config_a, config_b)
     _check_packs(side_a, side_b, allow_mixed_packs)
-    _print_rows(comparison_rows(side_a, side_b, metric), fmt, f"Paired comparison ({METRICS[metric]})")
+    from evalharness.report.ab import METRICS as NAMES, comparison_rows
 
-
-def plan_rows(table) -> tuple[list[list[str]], str]:
-    """The `plan` table as text: whole tasks and trials (rounded up, thousands separated); no number from a
-    pilot without variance (its planned noise is 0, which would read as "no tasks needed")."""
-    finite = [x for x in table["tasks_needed"] if math.isfinite(x)]
-    no_variance = bool(finite) and all(x == 0 for x in finite)
-    rows = [["seeds", "tasks needed", "trials per config", "MDE at pilot n", "SE of difference", "SE of score"]]
-    for r in table.to_dict("records"):
-        if no_variance and r["tasks_needed"] == 0:
-            rows.append([str(r["seeds"]), "n/a (pilot has no variance)", "n/a", "n/a", "n/a", "n/a"])
-            continue
-        tasks = _whole(r["tasks_needed"])
-        trials = _whole(math.ceil(r["tasks_needed"]) * r["seeds"]) if math.isfinite(r["tasks_needed"]) else tasks
-        rows.append([str(r["seeds"]), tasks, trials, _num(r["mde_at_n"]), _num(r["se_diff_at_n"]),
-                     _num(r["se_score_at_n"])])
-    return rows, str(table.attrs.get("note", ""))
-
-
-def _whole(x: float) -> str:
-    """A count rounded up, with thousands separators; n/a when not a finite number."""
-    return f"{math.ceil(x):,}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
+    _print_rows(comparison_rows(side_a, side_b, metric), fmt, f"Paired comparison ({NAMES[metric]})")
 
 
 def _no_variance_note(side_a, side_b) -> str:
@@ -197,6 +134,8 @@ def plan_cmd(run_ids, delta, config_a, config_b, fmt, runs_dir, db) -> None:
     side_a, side_b = split_configs(df, config_a, config_b) if df["config"].nunique() > 1 else (df, df)
     table = plan_table(pd.concat([side_a, side_b]).drop_duplicates(), delta=delta,
                        a=side_a["config"].iloc[0], b=side_b["config"].iloc[0])
+    from evalharness.report.ab import plan_rows
+
     rows, note = plan_rows(table)
     _print_rows(rows, fmt, f"Design for a paired comparison detecting {delta:+.0%} at 80% power, alpha 0.05")
     if any(row[1].startswith("n/a (pilot has no variance") for row in rows[1:]):
