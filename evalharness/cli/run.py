@@ -179,9 +179,11 @@ def _exit_for(summary) -> None:
 @RUNS_DIR
 @DB
 def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
-    """Resolve rate per configuration with task-level intervals, per-task counts, infra failures.
+    """Resolve rate, cost and merge rate per configuration with task-level intervals, paired differences,
+    per-task counts, infra failures (docs/report.md).
 
-    The report alone goes to stdout (or to --output, whose path is then printed on stderr).
+    The report alone goes to stdout (or to --output, whose path is then printed on stderr). html is one
+    self-contained page whose every number links down to its trials (patch, tests, trajectory).
     csv and parquet write the trial table instead: one row per trial, the columns every number is computed from.
 
     \b
