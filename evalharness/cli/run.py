@@ -279,3 +279,28 @@ def _model_endpoints(models, model_config, **options):
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
         raise ConfigError(f"model settings are invalid ({model_config or 'command line'})", problems) from e
+
+
+@cli.command("grade")
+@click.argument("run_id")
+@click.option("--log-parser", default=None, help="Parse with this parser instead of the pack's.")
+@RUNS_DIR
+def grade_cmd(run_id, log_parser, runs_dir) -> None:
+    """Re-grade a stored run from its run folders (no Docker); exit 1 if any outcome changes.
+
+    \b
+    evalharness grade 20261130-101500-ab12
+    """
+    from evalharness.regrade import regrade_run
+
+    results = regrade_run(runs_dir / run_id, log_parser=log_parser)
+    changed = [r for r in results if r.changed]
+    for r in changed:
+        flags = f"; flags {list(r.flags)} -> {list(r.flags_now)}" if r.flags != r.flags_now else ""
+        click.echo(f"{r.trial}: {r.stored} -> {r.now} ({r.reason}){flags}")
+    flagged = sum(bool(r.flags_now) for r in results)
+    click.echo(f"re-graded {len(results)} trial(s): {len(results) - len(changed)} unchanged, {len(changed)} changed"
+               + (f"; {flagged} flagged (flags kept: `evalharness report` counts them)" if flagged else ""))
+    if changed:
+        sys.exit(1)
+
