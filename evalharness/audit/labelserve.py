@@ -15,22 +15,19 @@ HTML, CSS and script inline, nothing fetched from elsewhere) and a JSON API the 
 Task text is put on the page as text nodes, never as HTML, and the page's Content-Security-Policy runs only
 its own script (a nonce per server): a statement holding ``<script>`` shows it. Requests must name the
 server's own host (a web page elsewhere cannot reach it by DNS rebinding) and POSTs must be JSON (a form on
-another site cannot send one without the browser asking first, which this server never allows).
+another site cannot send one without the browser asking first, which this server never allows): the
+request handling is ``localweb``'s.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
+from evalharness import localweb
 from evalharness.audit.labelpage import PAGE
 from evalharness.audit.labels import LabelError, QueueItem, annotator_order, parse_label
 
-HOST = "127.0.0.1"
-MAX_BODY = 64 * 1024
 PAYLOAD_KEYS = {"task_id", "broken", "severity", "family", "note", "seconds"}
 FAMILY_KEYS = {"v": "validity", "w": "too_weak_tests", "s": "overly_strict", "u": "underspecified",
                "l": "solution_leak", "a": "universal_failure", "e": "environment"}
@@ -81,81 +78,9 @@ class LabelSession:
 
 def make_server(session: LabelSession, port: int = 0) -> ThreadingHTTPServer:
     """A server on 127.0.0.1:``port`` (0: any free port; ``server.server_address`` says which)."""
-    nonce = secrets.token_urlsafe(16)
-
-    class Handler(_Handler):
-        pass
-
-    Handler.session, Handler.nonce = session, nonce
-    server = ThreadingHTTPServer((HOST, port), Handler)
-    server.daemon_threads = True
-    Handler.hosts = {f"{HOST}:{server.server_address[1]}", f"localhost:{server.server_address[1]}"}
-    return server
+    return localweb.make_server(_Handler, session, port)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(localweb.JsonHandler):
+    page, save_path, noun, refused = PAGE, "/api/labels", "label", (LabelError,)
     session: LabelSession
-    nonce: str
-    hosts: set[str]
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        if not self._host_ok():
-            return
-        if self.path in ("/", "/index.html"):
-            self._send(HTTPStatus.OK, PAGE.replace("__NONCE__", self.nonce).encode(), "text/html; charset=utf-8")
-        elif self.path == "/api/queue":
-            self._json(HTTPStatus.OK, self.session.queue())
-        else:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page {self.path!r}"})
-
-    def do_POST(self) -> None:  # noqa: N802
-        if not self._host_ok():
-            return
-        if self.path != "/api/labels":
-            return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint {self.path!r}"})
-        if self.headers.get_content_type() != "application/json":
-            return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send the label as application/json"})
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            return self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "Content-Length is missing or not a number"})
-        if not 0 <= length <= MAX_BODY:
-            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": f"a label is at most {MAX_BODY} bytes"})
-        try:
-            payload = json.loads(self.rfile.read(length).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": f"not valid JSON: {e}"})
-        try:
-            self._json(HTTPStatus.OK, self.session.save(payload))
-        except LabelError as e:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": "only GET and POST"})
-
-    do_DELETE = do_PATCH = do_OPTIONS = do_PUT  # noqa: N815
-
-    def _host_ok(self) -> bool:
-        if self.headers.get("Host", "") in self.hosts:
-            return True
-        self._json(HTTPStatus.FORBIDDEN, {"error": "this server answers only to its own address"})
-        return False
-
-    def _json(self, status: HTTPStatus, body: dict[str, Any]) -> None:
-        self._send(status, json.dumps(body, default=str).encode(), "application/json")
-
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Content-Security-Policy",
-                         f"default-src 'none'; script-src 'nonce-{self.nonce}'; style-src 'nonce-{self.nonce}'; "
-                         "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
-        """Quiet: the terminal shows the address and Ctrl-C, not every request."""

@@ -50,6 +50,7 @@ def serve_cmd(pack: Path, annotator: str, port: int, open_browser: bool, hide_fi
     Keys: b/c broken/clean, 0-3 severity, a family letter, t note, Enter save, n/p next/previous, ? help.
     evalharness audit label serve tasks/lite --annotator alice --port 8765
     """
+    from evalharness import localweb
     from evalharness.audit.labels import LabelError, build_queue
     from evalharness.audit.labelserve import LabelSession, make_server
 
@@ -59,25 +60,13 @@ def serve_cmd(pack: Path, annotator: str, port: int, open_browser: bool, hide_fi
         session = LabelSession(store, loaded.name, items, annotator, findings_hidden=hide_findings)
     except LabelError as e:
         raise UserError(f"--annotator: {e}") from e
-    try:
-        server = make_server(session, port)
-    except OSError as e:
-        raise UserError(f"cannot listen on 127.0.0.1:{port}: {e.strerror or e}",
-                        "pass another --port, or --port 0 for any free one") from e
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server = localweb.listen(lambda: make_server(session, port), port)
     done = len(session.own_labels())
-    click.echo(f"labelling {loaded.name} ({len(items)} tasks, {done} labelled by you) as {session.annotator}: {url}")
+    click.echo(f"labelling {loaded.name} ({len(items)} tasks, {done} labelled by you) as {session.annotator}: "
+               f"{localweb.url(server)}")
     click.echo("press Ctrl-C to stop; every saved label is already stored")
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(url)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo(f"stopped: {len(session.own_labels())} of {len(items)} tasks labelled by {session.annotator}")
-    finally:
-        server.server_close()
+    localweb.serve(server, open_browser, lambda: f"stopped: {len(session.own_labels())} of {len(items)} tasks "
+                   f"labelled by {session.annotator}", click.echo)
 
 
 @label_cmd.command("export")

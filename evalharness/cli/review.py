@@ -70,6 +70,7 @@ def serve_cmd(run_ids, reviewer, reviewers, sample, gold, no_gold, seed, traject
     Keys: m/a/r merge, merge after changes, reject; 1-5 reasons; t note; Enter save; n/p next/previous; ? help.
     evalharness review serve RUN_ID --reviewer alice --port 8766
     """
+    from evalharness import localweb
     from evalharness.review.serve import ReviewSession, make_server
     from evalharness.review.verdicts import ReviewError
 
@@ -78,25 +79,12 @@ def serve_cmd(run_ids, reviewer, reviewers, sample, gold, no_gold, seed, traject
         session = ReviewSession(store, list(run_ids), items, reviewer, needed=reviewers, trajectories=trajectories)
     except ReviewError as e:
         raise UserError(f"--reviewer: {e}") from e
-    try:
-        server = make_server(session, port)
-    except OSError as e:
-        raise UserError(f"cannot listen on 127.0.0.1:{port}: {e.strerror or e}",
-                        "pass another --port, or --port 0 for any free one") from e
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server = localweb.listen(lambda: make_server(session, port), port)
     done = len(session.own_reviews())
-    click.echo(f"reviewing {len(items)} patches ({done} reviewed by you) as {session.reviewer}: {url}")
+    click.echo(f"reviewing {len(items)} patches ({done} reviewed by you) as {session.reviewer}: {localweb.url(server)}")
     click.echo("press Ctrl-C to stop; every saved review is already stored")
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(url)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo(f"stopped: {len(session.own_reviews())} of {len(items)} patches reviewed by {session.reviewer}")
-    finally:
-        server.server_close()
+    localweb.serve(server, open_browser, lambda: f"stopped: {len(session.own_reviews())} of {len(items)} patches "
+                   f"reviewed by {session.reviewer}", click.echo)
 
 
 @review_cmd.command("export")

@@ -11,20 +11,17 @@ nothing fetched from elsewhere) and a JSON API:
   ``verdicts.check`` with the server's reviewer (never the payload's) and stored with ``Store.record_reviews``
   (source ``web``); anything else gets a JSON ``{"error": ...}`` with a 4xx status and stores nothing.
 
-The security design is the labelling page's (``audit.labelserve``, whose request handling this reuses): only
+The security design is the labelling page's (``localweb``, which handles both pages' requests): only
 127.0.0.1, requests must name the server's own host (no DNS rebinding), POSTs must be JSON, the page's
 Content-Security-Policy runs only its own nonce'd script, and every text goes in with ``textContent``.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
-from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from evalharness.audit.labelserve import _Handler as _LocalHandler
+from evalharness import localweb
 from evalharness.errors import UserError
 from evalharness.review.codes import REASONS, VERDICTS
 from evalharness.review.highlight import split_diff
@@ -32,8 +29,6 @@ from evalharness.review.page import PAGE
 from evalharness.review.queue import Item, item_key, queue_order
 from evalharness.review.verdicts import ReviewError, check
 
-HOST = "127.0.0.1"
-MAX_BODY = 64 * 1024
 PAYLOAD_KEYS = {"item_id", "verdict", "reasons", "note", "seconds"}
 VERDICT_KEYS = {"m": "merge", "a": "merge_after_changes", "r": "reject"}
 REASON_KEYS = {str(n): code for n, code in enumerate(REASONS, 1)}
@@ -107,48 +102,9 @@ def _public(item: Item, trajectories: bool) -> dict[str, Any]:
 
 def make_server(session: ReviewSession, port: int = 0) -> ThreadingHTTPServer:
     """A server on 127.0.0.1:``port`` (0: any free port; ``server.server_address`` says which)."""
-
-    class Handler(_Handler):
-        pass
-
-    Handler.session, Handler.nonce = session, secrets.token_urlsafe(16)
-    server = ThreadingHTTPServer((HOST, port), Handler)
-    server.daemon_threads = True
-    Handler.hosts = {f"{HOST}:{server.server_address[1]}", f"localhost:{server.server_address[1]}"}
-    return server
+    return localweb.make_server(_Handler, session, port)
 
 
-class _Handler(_LocalHandler):
-    session: ReviewSession  # type: ignore[assignment]
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        if not self._host_ok():
-            return
-        if self.path in ("/", "/index.html"):
-            self._send(HTTPStatus.OK, PAGE.replace("__NONCE__", self.nonce).encode(), "text/html; charset=utf-8")
-        elif self.path == "/api/queue":
-            self._json(HTTPStatus.OK, self.session.queue())
-        else:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page {self.path!r}"})
-
-    def do_POST(self) -> None:  # noqa: N802
-        if not self._host_ok():
-            return
-        if self.path != "/api/reviews":
-            return self._json(HTTPStatus.NOT_FOUND, {"error": f"no such endpoint {self.path!r}"})
-        if self.headers.get_content_type() != "application/json":
-            return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send the review as application/json"})
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            return self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "Content-Length is missing or not a number"})
-        if not 0 <= length <= MAX_BODY:
-            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": f"a review is at most {MAX_BODY} bytes"})
-        try:
-            payload = json.loads(self.rfile.read(length).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": f"not valid JSON: {e}"})
-        try:
-            self._json(HTTPStatus.OK, self.session.save(payload))
-        except (ReviewError, UserError) as e:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+class _Handler(localweb.JsonHandler):
+    page, save_path, noun, refused = PAGE, "/api/reviews", "review", (ReviewError, UserError)
+    session: ReviewSession
