@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalharness.audit.labels import Label, LabelError, QueueItem, annotator_order, as_utc, is_blank, parse_label
 from evalharness.errors import UserError
+from evalharness.tabular import read_csv, read_jsonl
 
 LABEL_COLUMNS = ("task_id", "annotator", "broken", "family", "severity", "note")
 QUEUE_COLUMNS = LABEL_COLUMNS + ("statement", "fail_to_pass", "test_patch", "gold_patch", "evidence", "verdicts")
@@ -85,7 +87,7 @@ def read_labels(path: Path, task_ids: set[str]) -> tuple[list[tuple[Label, str]]
     """Every label of ``path`` with its source, checked; the count of blank rows. Raises one ``UserError``
     naming every bad row (CSV: its row number after the header; JSONL: its line)."""
     fmt = file_format(path)
-    rows = _read_csv(path) if fmt == "csv" else _read_jsonl(path)
+    rows = read_csv(path, _check_header(path)) if fmt == "csv" else read_jsonl(path)
     labels, problems, blank = [], [], 0
     for where, raw in rows:
         if isinstance(raw, str):
@@ -166,35 +168,10 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> 
     tmp.replace(path)
 
 
-def _read_csv(path: Path) -> list[tuple[str, dict[str, Any] | str]]:
-    """(where, row or what is wrong with it); rows count from 1 after the header."""
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if missing:
-                raise UserError(f"{path}: the header lacks column {', '.join(missing)}",
-                                f"a labels file has columns {', '.join(HISTORY_COLUMNS)}")
-            return [(f"row {n}", row if None not in row else "more cells than the header has columns")
-                    for n, row in enumerate(reader, start=1)]
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise UserError(f"cannot read {path}: {e}") from e
-
-
-def _read_jsonl(path: Path) -> list[tuple[str, dict[str, Any] | str]]:
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"cannot read {path}: {e}") from e
-    rows: list[tuple[str, dict[str, Any] | str]] = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as e:
-            rows.append((f"line {n}", f"not valid JSON ({e.msg} at column {e.colno})"))
-            continue
-        wrong = f"expected a JSON object, got {type(raw).__name__}"
-        rows.append((f"line {n}", raw if isinstance(raw, dict) else wrong))
-    return rows
+def _check_header(path: Path) -> Callable[[list[str] | None], None]:
+    def check(header: list[str] | None) -> None:
+        missing = [c for c in REQUIRED if c not in (header or [])]
+        if missing:
+            raise UserError(f"{path}: the header lacks column {', '.join(missing)}",
+                            f"a labels file has columns {', '.join(HISTORY_COLUMNS)}")
+    return check

@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 from evalharness.errors import UserError
 from evalharness.review.queue import Item
 from evalharness.review.verdicts import ReviewError, check
+from evalharness.tabular import read_csv, read_jsonl
 
 QUEUE_COLUMNS = ("item_id", "reviewer", "verdict", "reasons", "note", "seconds", "task_id", "statement", "patch",
                  "tests")
@@ -70,7 +72,7 @@ def import_reviews(store: Any, path: Path, items: dict[str, Item], runs: set[str
                    ) -> ImportSummary:
     """Check every row of ``path`` (``items`` by opaque id: the runs' queue) and store them in one transaction."""
     fmt = "jsonl" if path.suffix.lower() in (".jsonl", ".ndjson") else "csv"
-    rows = _read_jsonl(path) if fmt == "jsonl" else _read_csv(path)
+    rows = read_jsonl(path) if fmt == "jsonl" else read_csv(path, _check_header(path), by_line=True)
     good, wheres, problems, blank = [], [], [], 0
     for where, raw in rows:
         if isinstance(raw, str):
@@ -141,40 +143,8 @@ def _cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _read_csv(path: Path) -> list[tuple[str, dict[str, Any] | str]]:
-    """(where, row or what is wrong with it); ``where`` is the line the row starts on."""
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f)
-            rows: list[tuple[str, dict[str, Any] | str]] = []
-            while True:
-                start = reader.line_num + 1
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    break
-                rows.append((f"line {start}", row if None not in row else "more cells than the header has columns"))
-            if reader.fieldnames is None:
-                raise UserError(f"{path} is empty", f"a review file has a header: {', '.join(REVIEW_COLUMNS)}")
-            return rows
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise UserError(f"cannot read {path}: {e}") from e
-
-
-def _read_jsonl(path: Path) -> list[tuple[str, dict[str, Any] | str]]:
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"cannot read {path}: {e}") from e
-    rows: list[tuple[str, dict[str, Any] | str]] = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as e:
-            rows.append((f"line {n}", f"not valid JSON ({e.msg} at column {e.colno})"))
-            continue
-        wrong = f"expected a JSON object, got {type(raw).__name__}"
-        rows.append((f"line {n}", raw if isinstance(raw, dict) else wrong))
-    return rows
+def _check_header(path: Path) -> Callable[[list[str] | None], None]:
+    def check(header: list[str] | None) -> None:
+        if header is None:
+            raise UserError(f"{path} is empty", f"a review file has a header: {', '.join(REVIEW_COLUMNS)}")
+    return check
