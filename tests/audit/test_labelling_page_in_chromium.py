@@ -9,98 +9,21 @@ looked saved, and a second annotator whose page or progress count gave away the 
 from __future__ import annotations
 
 import json
-import os
-import queue
-import signal
-import subprocess
-import threading
-import time
 import urllib.request
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
+from browser_support import Served, browser, need_chromium  # noqa: F401 (browser: the fixture)
+from browser_support import keys as _keys, text as _text, wait_text as _wait_text
 from label_pack import HOSTILE, add_findings, make_pack
-from support import EVALHARNESS
 
 from evalharness.audit.labels import annotator_order
 from evalharness.store import Store
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip("needs Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver); "
-                "scripts/setup installs them", allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra: pip install -e '.[dev]')")
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+need_chromium()
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-
-def _ctrl_c_reaches_it() -> None:
-    """A shell starts background jobs with SIGINT ignored (`nohup pytest &`), and children inherit that:
-    the server would never see the test's Ctrl-C. Give it the default disposition, unblocked."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-class Served:
-    """`evalharness audit label serve` in a child process; ``url`` is the address it printed."""
-
-    def __init__(self, pack: Path, db: Path, annotator: str, cwd: Path):
-        self.proc = subprocess.Popen([*EVALHARNESS, "audit", "label", "serve", str(pack), "--annotator", annotator,
-                                      "--db", str(db), "--port", "0"], cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # a hang can be dumped
-                                     preexec_fn=_ctrl_c_reaches_it)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.reader = threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True)
-        self.reader.start()
-        self.url = self._address()
-
-    def _address(self) -> str:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=1)
-            except queue.Empty:
-                if self.proc.poll() is not None:
-                    raise AssertionError(f"serve exited {self.proc.returncode}: {self.proc.stderr.read()}") from None
-                continue
-            if "http://127.0.0.1:" in line:
-                return line[line.index("http://"):].split()[0]
-        raise AssertionError("serve printed no address within 60 s")
-
-    def stop(self) -> str:
-        """Ctrl-C, as a person stops it; returns what it printed after the address."""
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # say where it hangs: faulthandler dumps every thread on SIGABRT
-            self.proc.send_signal(signal.SIGABRT)
-            _, err = self.proc.communicate(timeout=30)
-            raise AssertionError(f"serve did not stop within 30 s of Ctrl-C; its threads:\n{err[-6000:]}") from None
-        self.reader.join(timeout=30)  # the last lines are read once the pipe closes
-        out = []
-        while not self.lines.empty():
-            out.append(self.lines.get())
-        return "".join(out)
-
-
-@pytest.fixture
-def browser(tmp_path):
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture
@@ -111,27 +34,13 @@ def served(tmp_path):
     started: list[Served] = []
 
     def start(annotator):
-        started.append(Served(pack, db, annotator, tmp_path))
+        started.append(Served(["audit", "label", "serve", str(pack), "--annotator", annotator, "--db", str(db),
+                                "--port", "0"], tmp_path))
         return started[-1]
 
     yield start, db
     for s in started:
-        if s.proc.poll() is None:
-            s.proc.kill()
-            s.proc.wait(timeout=30)
-
-
-def _keys(driver, *keys):
-    ActionChains(driver).send_keys(*keys).perform()
-
-
-def _text(driver, element_id):
-    return driver.find_element(By.ID, element_id).get_property("textContent")
-
-
-def _wait_text(driver, element_id, expected):
-    WebDriverWait(driver, 15).until(lambda d: expected in _text(d, element_id),
-                                    f"#{element_id} never showed {expected!r} (it shows {_text(driver, element_id)!r})")
+        s.kill()
 
 
 def _on(driver):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
 
 import pytest
+from local_server import Threads
+from local_server import call as _call
 from label_pack import TASK_IDS, add_findings, make_pack
 
 from evalharness.audit.labels import build_queue
@@ -27,29 +28,14 @@ def serve(tmp_path):
     pack = load_pack(make_pack(tmp_path))
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     add_findings(store)
-    servers = []
+    threads = Threads()
 
     def start(annotator):
         session = LabelSession(store, pack.name, build_queue(pack.tasks, store.findings(pack.name)), annotator)
-        server = make_server(session)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return server.server_address[1]
+        return threads.start(make_server(session))
 
     yield start, store
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
-def _call(port, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-    conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
-    response = conn.getresponse()
-    raw = response.read()
-    conn.close()
-    return response.status, response.getheader("Content-Type"), raw
+    threads.close()
 
 
 def _post(port, body, **kw):

@@ -10,37 +10,23 @@ nowhere, a test output that ran as script.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from browser_support import chromium, need_chromium
 from report_runs import HOSTILE
 from support import QUICKSTART, REPO, run_cli
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SCREENSHOT = REPO / "reports" / "report-two-configs.png"
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.docker]
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip("needs Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver); "
-                "scripts/setup installs them", allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra: pip install -e '.[dev]')")
+need_chromium()
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture
 def browser(tmp_path):
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    with chromium(tmp_path, page_load_timeout=60, console_log=True) as driver:
+        yield driver
 
 
 @pytest.fixture

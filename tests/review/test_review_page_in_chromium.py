@@ -10,59 +10,27 @@ or which configuration made it, and reviews that never reached the report.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from browser_support import Served, browser, need_chromium  # noqa: F401 (browser: the fixture)
+from browser_support import keys as _keys, text as _text, wait_text as _wait_text
 from review_run import SECRETS, make_run
-from support import EVALHARNESS, run_cli
+from support import run_cli
 
 from evalharness.review.sources import review_items
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "audit"))
-from test_labelling_page_in_chromium import CHROMEDRIVER, CHROMIUM, _ctrl_c_reaches_it  # noqa: E402
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip("needs Debian's chromium and chromium-driver", allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+need_chromium()
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-from test_labelling_page_in_chromium import Served, browser  # noqa: E402,F401  (the browser fixture)
 
 
 class ReviewServed(Served):
-    """`evalharness review serve` in a child process (the labelling test's harness, another command)."""
+    """`evalharness review serve ARGS...` in a child process."""
 
     def __init__(self, args: list[str], cwd: Path):
-        import os
-        import queue
-        import threading
-
-        self.proc = subprocess.Popen([*EVALHARNESS, "review", "serve", *args], cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
-                                     preexec_fn=_ctrl_c_reaches_it)
-        self.lines = queue.Queue()
-        self.reader = threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True)
-        self.reader.start()
-        self.url = self._address()
-
-
-def _keys(driver, *keys):
-    ActionChains(driver).send_keys(*keys).perform()
-
-
-def _text(driver, element_id):
-    return driver.find_element(By.ID, element_id).get_property("textContent")
-
-
-def _wait_text(driver, element_id, expected):
-    WebDriverWait(driver, 15).until(lambda d: expected in _text(d, element_id),
-                                    f"#{element_id} never showed {expected!r} (it shows {_text(driver, element_id)!r})")
+        super().__init__(["review", "serve", *args], cwd)
 
 
 def _on(driver):

@@ -7,11 +7,11 @@ payload, a refused review that was stored anyway, and another site posting revie
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
 
 import pytest
+from local_server import Threads
+from local_server import call as _call
 from review_run import SECRETS, make_run
 
 from evalharness.review.serve import ReviewSession, make_server
@@ -22,28 +22,13 @@ from evalharness.review.sources import review_items
 def serve(tmp_path):
     store, runs_dir, run_id = make_run(tmp_path)
     items = review_items(store, runs_dir, [run_id])
-    servers = []
+    threads = Threads()
 
     def start(reviewer, needed=1):
-        server = make_server(ReviewSession(store, [run_id], items, reviewer, needed=needed))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return server.server_address[1]
+        return threads.start(make_server(ReviewSession(store, [run_id], items, reviewer, needed=needed)))
 
     yield start, store, run_id, items
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
-def _call(port, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-    conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
-    response = conn.getresponse()
-    raw = response.read()
-    conn.close()
-    return response.status, response.getheader("Content-Type"), raw
+    threads.close()
 
 
 def test_reviews_are_stored_under_the_server_reviewer_and_nothing_names_the_configuration(serve):
