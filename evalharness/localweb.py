@@ -101,6 +101,16 @@ class JsonHandler(BaseHTTPRequestHandler):
         """Quiet: the terminal shows the address and Ctrl-C, not every request."""
 
 
+def check_fields(payload: Any, fields: set[str], noun: str, error: type[Exception]) -> dict[str, Any]:
+    """``payload`` if it is a JSON object of no fields but ``fields``; else raises ``error`` saying what is wrong."""
+    if not isinstance(payload, dict):
+        raise error("expected a JSON object")
+    unknown = sorted(set(payload) - fields)
+    if unknown:
+        raise error(f"unknown field {', '.join(unknown)}; a {noun} has {', '.join(sorted(fields))}")
+    return payload
+
+
 def make_server(handler: type[JsonHandler], session: Any, port: int = 0) -> ThreadingHTTPServer:
     """A server on 127.0.0.1:``port`` (0: any free port; ``server.server_address`` says which)."""
 

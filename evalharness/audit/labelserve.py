@@ -62,11 +62,7 @@ class LabelSession:
 
     def save(self, payload: Any) -> dict[str, Any]:
         """Store one label from the page; raises ``LabelError`` (nothing stored) when it is not valid."""
-        if not isinstance(payload, dict):
-            raise LabelError("expected a JSON object")
-        unknown = sorted(set(payload) - PAYLOAD_KEYS)
-        if unknown:
-            raise LabelError(f"unknown field {', '.join(unknown)}; a label has {', '.join(sorted(PAYLOAD_KEYS))}")
+        payload = localweb.check_fields(payload, PAYLOAD_KEYS, "label", LabelError)
         label = parse_label(payload, self.task_ids, annotator=self.annotator)
         self.store.record_label(self.pack, task_id=label.task_id, annotator=self.annotator, broken=label.broken,
                                 severity=label.severity, family=label.family, note=label.note, source="web",

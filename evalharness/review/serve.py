@@ -76,11 +76,7 @@ class ReviewSession:
 
     def save(self, payload: Any) -> dict[str, Any]:
         """Store one review from the page; raises ``ReviewError`` (nothing stored) when it is not valid."""
-        if not isinstance(payload, dict):
-            raise ReviewError("expected a JSON object")
-        unknown = sorted(set(payload) - PAYLOAD_KEYS)
-        if unknown:
-            raise ReviewError(f"unknown field {', '.join(unknown)}; a review has {', '.join(sorted(PAYLOAD_KEYS))}")
+        payload = localweb.check_fields(payload, PAYLOAD_KEYS, "review", ReviewError)
         item = self.items.get(payload.get("item_id")) if isinstance(payload.get("item_id"), str) else None
         if item is None:
             raise ReviewError(f"unknown item {payload.get('item_id')!r}")
