@@ -6,15 +6,9 @@ every script and style. Keys: b/c broken or clean, 0-3 severity, a family letter
 Enter save (then the next unlabelled task), n/p next/previous, x evidence open/closed, ? help.
 """
 
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>evalharness labels</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style nonce="__NONCE__">
-body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#f6f8fa;padding-bottom:9em}
-header{position:sticky;top:0;z-index:2;background:#24292f;color:#fff;padding:.5em 1em;display:flex;gap:1.5em;
- align-items:baseline;flex-wrap:wrap}
-header b{font-size:1.1em} #progress{margin-left:auto;font-weight:600}
-main{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em}
+from evalharness import localpage
+
+PAGE = localpage.head("evalharness labels") + """main{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em}
 section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.6em .9em;margin-bottom:1em;min-width:0}
 h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;letter-spacing:.04em}
 #statement{white-space:pre-wrap;overflow-wrap:anywhere}
@@ -26,20 +20,7 @@ h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;lette
 .finding.flagged{border-color:#cf222e}.finding.clean{border-color:#1a7f37}.finding.other{border-color:#9a6700}
 .tag{display:inline-block;background:#eaeef2;border-radius:1em;padding:0 .6em;margin-left:.4em;font-size:.9em}
 .probe{font-weight:700}.empty{color:#6e7781;font-style:italic}.evkey{font-weight:600;margin-top:.3em}
-#bar{position:fixed;bottom:0;left:0;right:0;background:#fff;border-top:2px solid #24292f;padding:.5em 1em;
- display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center;z-index:2}
-.group{display:flex;gap:.3em;align-items:center}
-button{font:inherit;border:1px solid #8c959f;background:#f6f8fa;border-radius:4px;padding:.15em .55em;cursor:pointer}
-button.on{background:#0969da;color:#fff;border-color:#0969da}
-button kbd,.help kbd{font:12px ui-monospace,monospace;background:#eaeef2;color:#1f2328;border-radius:3px;padding:0 .3em}
-#note{font:inherit;width:22em;height:2.4em}
-#status{font-weight:600}#status.error{color:#cf222e}#saved{color:#57606a}
-#help{position:fixed;inset:10% 20%;background:#fff;border:2px solid #24292f;border-radius:8px;padding:1em 2em;
- z-index:3;overflow:auto;display:none}#help.open{display:block}
-@media (max-width:900px){main{grid-template-columns:1fr}}
-</style></head>
-<body>
-<header><b id="who">loading</b><span id="position"></span><code id="taskid"></code>
+""" + localpage.BAR_STYLE + """<header><b id="who">loading</b><span id="position"></span><code id="taskid"></code>
 <span id="progress"></span><span>press <kbd>?</kbd> for keys</span></header>
 <main>
  <div>
@@ -80,17 +61,7 @@ button kbd,.help kbd{font:12px ui-monospace,monospace;background:#eaeef2;color:#
 "use strict";
 let FAMILY_KEYS = {};
 let Q = null, at = 0, shownAt = 0, evidenceOpen = true;
-const drafts = {};
-const $ = (id) => document.getElementById(id);
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
-function setStatus(text, error) { $("status").textContent = text; $("status").className = error ? "error" : ""; }
-function diffInto(node, text) {
+""" + localpage.HELPERS + """function diffInto(node, text) {
   clear(node);
   if (!text) { node.appendChild(el("div", "line empty", "(none)")); return; }
   for (const line of text.replace(/\\n$/, "").split("\\n")) {
@@ -155,12 +126,7 @@ function show(index) {
     drafts[t.task_id] = Object.assign(empty, Q.labels[t.task_id] || {});
   }
   $("note").value = drafts[t.task_id].note;
-  shownAt = Date.now();
-  window.scrollTo(0, 0);
-  setStatus("");
-  renderForm();
-}
-function renderForm() {
+""" + localpage.SHOWN + """function renderForm() {
   const t = Q.tasks[at], d = drafts[t.task_id], saved = Q.labels[t.task_id];
   for (const b of document.querySelectorAll("#bar button[data-key]")) {
     const k = b.dataset.key;
@@ -215,29 +181,7 @@ function act(key) {
   renderForm();
   return true;
 }
-document.addEventListener("keydown", (ev) => {
-  if (!Q || !Q.tasks.length) return;
-  if (ev.target === $("note")) {
-    if (ev.key === "Escape") { ev.preventDefault(); $("note").blur(); }
-    else if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("note").blur(); save(); }
-    return;
-  }
-  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-  if ($("help").classList.contains("open")) {
-    if (ev.key === "Escape" || ev.key === "?") { ev.preventDefault(); toggleHelp(false); }
-    return;
-  }
-  if (act(ev.key.length === 1 ? ev.key.toLowerCase() : ev.key)) ev.preventDefault();
-});
-$("note").addEventListener("input", () => { if (Q) { draft().note = $("note").value; renderForm(); } });
-async function load() {
-  let response;
-  try {
-    response = await fetch("/api/queue");
-    Q = await response.json();
-  } catch (e) { setStatus("could not load the queue (" + e + ")", true); return; }
-  if (!response.ok) { setStatus("could not load the queue: " + Q.error, true); Q = null; return; }
-  FAMILY_KEYS = Q.family_keys;
+""" + localpage.keys("tasks") + localpage.LOAD + """  FAMILY_KEYS = Q.family_keys;
   document.title = "labels: " + Q.pack + " (" + Q.annotator + ")";
   $("who").textContent = Q.pack + " · " + Q.annotator;
   const families = $("families"), help = $("helpfamilies");
