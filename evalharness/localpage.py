@@ -23,7 +23,8 @@ header{position:sticky;top:0;z-index:2;background:#24292f;color:#fff;padding:.5e
 header b{font-size:1.1em} #progress{margin-left:auto;font-weight:600}
 """
 
-BAR_STYLE = """#bar{position:fixed;bottom:0;left:0;right:0;background:#fff;border-top:2px solid #24292f;padding:.5em 1em;
+BAR_STYLE = """\
+#bar{position:fixed;bottom:0;left:0;right:0;background:#fff;border-top:2px solid #24292f;padding:.5em 1em;
  display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center;z-index:2}
 .group{display:flex;gap:.3em;align-items:center}
 button{font:inherit;border:1px solid #8c959f;background:#f6f8fa;border-radius:4px;padding:.15em .55em;cursor:pointer}
