@@ -37,6 +37,16 @@ def _on(driver):
     return sorted(b.get_attribute("data-key") for b in driver.find_elements(By.CSS_SELECTOR, "button.on"))
 
 
+def _html_merge_section(browser, html: Path) -> str:
+    """The HTML report's merge section as Chromium shows it (its plot drawn, no console errors)."""
+    browser.get_log("browser")  # drained: the review page's refused save was logged (a 400, expected)
+    browser.get(html.as_uri())
+    section = browser.find_element(By.ID, "merge")
+    assert section.find_elements(By.CSS_SELECTOR, "svg circle, svg rect, svg line")
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    return section.text
+
+
 def test_a_reviewer_reviews_five_patches_with_the_keyboard_and_the_report_shows_merge_rates(browser, tmp_path):
     store, runs_dir, run_id = make_run(tmp_path)
     where = ["--runs-dir", str(runs_dir), "--sample", "4", "--gold", "1", "--seed", "3"]
@@ -106,3 +116,11 @@ def test_a_reviewer_reviews_five_patches_with_the_keyboard_and_the_report_shows_
         assert row["gold_n_tasks"] == 1 and row["gold_ci_low"] is None, row
         print(config, {k: row[k] for k in ("merge_rate", "ci_low", "ci_high", "interval", "gold_rate",
                                           "gold_interval", "normalised", "note")})
+
+    html = tmp_path / "report.html"
+    run_cli("report", run_id, "--format", "html", "-o", str(html), "--runs-dir", str(runs_dir), cwd=tmp_path)
+    shown_text = _html_merge_section(browser, html)
+    for config, row in rows.items():
+        assert config in shown_text and f"{100 * row['merge_rate']:.1f}%" in shown_text
+        assert f"[{100 * row['ci_low']:.1f}%, {100 * row['ci_high']:.1f}%]" in shown_text
+    assert f"{100 * rows[next(iter(rows))]['gold_rate']:.1f}% n/a (1 tasks, 1 reviews)" in shown_text
