@@ -128,7 +128,7 @@ def test_symlinked_trial_files_are_not_embedded(hostile_run, tmp_path):
     assert "root:" not in text and "5ec2e7" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="trials.trial_details (evalharness/report/trials.py:96) joins the store's "
+@pytest.mark.xfail(strict=True, reason="trials.trial_details (evalharness/report/trials.py:99) joins the store's "
                    "`detail` to the runs folder unchecked: `../outside` (or an absolute path) embeds a folder "
                    "outside the runs folder")
 def test_a_trial_detail_with_dotdot_is_not_read(hostile_run, tmp_path):

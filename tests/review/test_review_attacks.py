@@ -108,7 +108,7 @@ def hostile_run(tmp_path):
         patch = hostile_patch().encode()
         if n == 0:
             patch += (f"diff --git a/{BIDI_PATH} b/{BIDI_PATH}\n--- a/{BIDI_PATH}\n+++ b/{BIDI_PATH}\n"
-                      "@@ -0,0 +1 @@\n+nul\x00byte bad\xff\xfeutf8 \u202eevil\u202c\n").encode("utf-8", "surrogateescape")
+                      "@@ -0,0 +1 @@\n+nul\x00byte bad\xff\xfeutf8 \u202eevil\u202c\n").encode()
             patch = patch.replace(b"bad\xc3\xbf\xc3\xbe", b"bad\xff\xfe")
         (folder / "patch.diff").write_bytes(patch)
     return store, runs_dir, folders
@@ -197,7 +197,8 @@ def test_no_answer_adds_configuration_or_gold_and_a_gold_item_has_the_agent_item
     shapes = {tuple(sorted(i)) for i in q["items"]}
     per_task: dict[str, set] = {}
     for i in q["items"]:
-        per_task.setdefault(i["task_id"], set()).add(tuple(sorted((k, tuple(sorted(v))) for k, v in i["tests"].items())))
+        names = tuple(sorted((k, tuple(sorted(v))) for k, v in i["tests"].items()))
+        per_task.setdefault(i["task_id"], set()).add(names)
     assert len(shapes) == 1 and all(len(v) == 1 for v in per_task.values())  # gold reads like any item
     assert len({len(i["item_id"]) for i in q["items"]}) == 1
     assert MODELS[1] in _shown(q)  # the residual: the agent printed it in its own patch
@@ -252,9 +253,9 @@ def _swap_patch_for_link(folder: Path, target: Path) -> None:
     (folder / "patch.diff").symlink_to(target)
 
 
-@pytest.mark.xfail(strict=True, reason="sources._read (evalharness/review/sources.py:68 and :89) follows a symlinked "
-                   "patch.diff out of the trial folder: the runs folder's .review-secret (or /etc/passwd) is served "
-                   "to the page as a patch")
+@pytest.mark.xfail(strict=True, reason="sources._read (evalharness/review/sources.py:97, called "
+                   "at :80) follows a symlinked patch.diff out of the trial folder: the runs folder's .review-secret "
+                   "(with which item ids name gold items: unblinding) or /etc/passwd is served to the page as a patch")
 def test_a_symlinked_patch_does_not_read_outside_the_trial_folder(served):
     start, store, runs_dir, folders = served
     secret_file = runs_dir / ".review-secret"
@@ -266,7 +267,7 @@ def test_a_symlinked_patch_does_not_read_outside_the_trial_folder(served):
     assert "root:" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="sources.load_items (evalharness/review/sources.py:72) joins the store's "
+@pytest.mark.xfail(strict=True, reason="sources.load_items (evalharness/review/sources.py:74) joins the store's "
                    "`detail` to the runs folder unchecked: `../outside` (or an absolute path) reads a patch from "
                    "outside the runs folder")
 def test_a_trial_detail_with_dotdot_does_not_read_outside_the_runs_folder(served, tmp_path):
@@ -297,7 +298,7 @@ def test_a_long_line_is_shown_whole_or_marked_cut(served):
     assert shown and ("os.system" in shown[0] or "cut" in shown[0])
 
 
-@pytest.mark.xfail(strict=True, reason="highlight.split_diff (evalharness/review/highlight.py:55) splits the diff "
+@pytest.mark.xfail(strict=True, reason="highlight.split_diff (evalharness/review/highlight.py:59) splits the diff "
                    "with str.splitlines, which also breaks at U+2028, U+2029, U+0085, \\f, \\v and \\x1c-\\x1e: "
                    "the rest of an added line is shown as an unchanged context line (or as a removed one), so an "
                    "agent disguises code it adds; split on \\n only")
@@ -314,7 +315,7 @@ def test_an_added_line_with_unicode_line_breaks_stays_one_added_line(served):
 
 @pytest.mark.xfail(strict=True, reason="highlight.split_diff/page.filesInto show bidi controls (U+202E) in file "
                    "names and code raw: `evil\\u202egnp.py` reads as `evilyp.png` (Trojan Source); nothing marks "
-                   "them (evalharness/review/highlight.py:55, page.py filesInto)")
+                   "them (evalharness/review/highlight.py:59, page.py filesInto)")
 def test_bidi_controls_in_a_file_name_or_line_are_made_visible(served):
     start, *_ = served
     q = start().queue()
