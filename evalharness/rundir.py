@@ -6,10 +6,12 @@ killed runner never leaves a half-written trial that looks complete.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -62,3 +64,43 @@ def git_revision(path: Path) -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return {"commit": commit, "dirty": bool(dirty) if dirty is not None else None}
+
+
+class UnsafeTrialPath(ValueError):
+    """A trial folder or file that is not a regular file inside the runs folder (a ``..``, an absolute path, a
+    symbolic link, a device or a pipe): never read."""
+
+
+def trial_folder(runs_dir: Path, detail: str) -> Path:
+    """``runs_dir / detail`` when ``detail`` (the store's trial folder) is a relative path that stays inside the
+    runs folder, symbolic links of its folders resolved; else ``UnsafeTrialPath``."""
+    rel = Path(detail or "")
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        raise UnsafeTrialPath(f"trial folder {detail!r} is not a path inside the runs folder")
+    folder = Path(runs_dir) / rel
+    if not folder.resolve().is_relative_to(Path(runs_dir).resolve()):
+        raise UnsafeTrialPath(f"trial folder {detail!r} leads out of the runs folder (a symbolic link)")
+    return folder
+
+
+def read_trial_text(folder: Path, name: str, *, head: int | None = None, tail: int | None = None) -> tuple[str, int]:
+    """(text, size in bytes) of the trial file ``folder / name``: its first ``head`` or last ``tail`` bytes when
+    given, else all of it. The file is opened without following a symbolic link and read only if it is a regular
+    file (``UnsafeTrialPath`` otherwise); ``FileNotFoundError`` when it is absent."""
+    try:
+        fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeTrialPath(f"{name} is a symbolic link: not read") from exc
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UnsafeTrialPath(f"{name} is not a regular file: not read")
+    with os.fdopen(fd, "rb") as f:
+        if tail is not None and info.st_size > tail:
+            f.seek(info.st_size - tail)
+            data = f.read(tail)
+        else:
+            data = f.read(head) if head is not None else f.read()
+    return data.decode("utf-8", errors="replace"), info.st_size

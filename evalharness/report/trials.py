@@ -14,6 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from evalharness.rundir import UnsafeTrialPath, read_trial_text, trial_folder
+from evalharness.textshow import visible_controls
+
 PATCH_LIMIT = 20_000
 """Characters of a patch kept (its head); the page says how many more there were."""
 OUTPUT_TAIL = 4_000
@@ -69,8 +72,12 @@ def squeeze(text: Any, limit: int = STEP_TEXT) -> str:
 
 
 def _read(path: Path) -> str | dict[str, str]:
+    """The file's text, direction controls shown as marks (``textshow``); a symbolic link, device or pipe is not
+    read (what the page shows is the folder's own)."""
     try:
-        return path.read_text(errors="replace")
+        return visible_controls(read_trial_text(path.parent, path.name)[0])
+    except UnsafeTrialPath as exc:
+        return {"missing": str(exc)}
     except FileNotFoundError:
         return {"missing": f"{path.name} is missing from the trial folder"}
     except OSError as exc:
@@ -96,7 +103,10 @@ def trial_details(runs_dir: Path, detail: str | None) -> dict[str, Any]:
     """The trial's folder as the page shows it: patch, test output, result, trajectory, log (each truncated)."""
     if not detail:
         return {"missing": "the store names no trial folder for this trial"}
-    folder = Path(runs_dir) / detail
+    try:
+        folder = trial_folder(runs_dir, detail)
+    except UnsafeTrialPath as exc:
+        return {"missing": str(exc)}
     if not folder.is_dir():
         return {"missing": f"trial folder {folder} not found (was the runs folder moved? report --runs-dir)"}
     return {"patch": _text(folder / "patch.diff", lambda t: head(t, PATCH_LIMIT)),
@@ -109,7 +119,7 @@ def trial_details(runs_dir: Path, detail: str | None) -> dict[str, Any]:
 
 def _size(path: Path) -> dict[str, Any]:
     try:
-        return {"size": path.stat().st_size}
+        return {"size": path.lstat().st_size}
     except OSError:
         return {"missing": f"{path.name} is missing from the trial folder"}
 

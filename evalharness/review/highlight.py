@@ -5,6 +5,10 @@
 pairs (pygments' short token names, ``""`` for plain text), which the page turns into spans with
 ``textContent``. Code lines are lexed one by one by the lexer the file's name selects (plain text when none
 does), so a string spanning lines may be coloured as code: colour is a reading aid, the text is exact.
+
+The text is exact: lines are split at ``\n`` only (``str.splitlines`` would also split at U+2028, form feeds and
+the like, and show the rest of an added line as context), a line longer than ``LINE_MAX`` is highlighted up to it
+and shown whole, and bidirectional controls are shown as marks (``textshow``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pygments.lexers import get_lexer_for_filename
 from pygments.lexers.special import TextLexer
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
+
+from evalharness.textshow import visible_controls
 
 _FILE = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _META = ("diff --git ", "index ", "--- ", "+++ ", "new file mode", "deleted file mode", "old mode", "new mode",
@@ -49,6 +55,8 @@ def tokens(path: str, code: str) -> list[list[str]]:
             out[-1][1] += text
         else:
             out.append([cls, text])
+    if len(code) > LINE_MAX:
+        out.append(["", code[LINE_MAX:]])  # past the highlighting limit: shown whole, as plain text
     return out
 
 
@@ -56,7 +64,10 @@ def split_diff(text: str) -> list[dict[str, Any]]:
     files: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     in_header = True
-    for line in text.splitlines():
+    lines = visible_controls(text).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for line in (raw.removesuffix("\r") for raw in lines):
         found = _FILE.match(line)
         if found or current is None:
             current = {"path": found[2] if found else "(patch)", "lines": []}

@@ -22,10 +22,13 @@ from typing import Any
 
 from evalharness.errors import UserError
 from evalharness.review.queue import SKIPPED_HARNESSES, Item, item_key, opaque_id
+from evalharness.rundir import UnsafeTrialPath, read_trial_text, trial_folder
 
 SECRET_FILE = ".review-secret"
 COMMANDS_SHOWN = 40
 TEXT_MAX = 4000
+PATCH_MAX = 100_000
+"""Bytes of a patch the page shows (the rest is said to be cut): a review page for a patch a person can read."""
 
 
 def secret_for(runs_dir: Path) -> bytes:
@@ -71,7 +74,10 @@ def load_items(store: Any, runs_dir: Path, run_ids: list[str], secret: bytes, *,
             task = pack.task(row["task_id"])
         except KeyError:
             continue
-        folder = Path(runs_dir) / row["detail"]
+        try:
+            folder = trial_folder(runs_dir, row["detail"])
+        except UnsafeTrialPath:
+            continue  # not a folder of this runs folder: nothing of it is shown
         tests = _tests(task, folder)
         if row["harness"] in SKIPPED_HARNESSES:
             if row["resolved"] and tests:
@@ -95,10 +101,16 @@ def load_items(store: Any, runs_dir: Path, run_ids: list[str], secret: bytes, *,
 
 
 def _read(path: Path) -> str:
+    """The patch as the page shows it: its first ``PATCH_MAX`` bytes, with a line saying how much was cut; empty
+    when absent or not a regular file of the folder (a symbolic link is never followed)."""
     try:
-        return path.read_text(errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
+        text, size = read_trial_text(path.parent, path.name, head=PATCH_MAX)
+    except (FileNotFoundError, IsADirectoryError, UnsafeTrialPath):
         return ""
+    if size > PATCH_MAX:
+        text = text.rsplit("\n", 1)[0] + (f"\n[evalharness: patch cut here, {size - PATCH_MAX:,} more bytes of "
+                                           f"{size:,}; the whole patch is the trial folder's patch.diff]\n")
+    return text
 
 
 def _listed(task: Any, status: str) -> dict[str, dict[str, str]]:
@@ -109,8 +121,10 @@ def _listed(task: Any, status: str) -> dict[str, dict[str, str]]:
 def _tests(task: Any, folder: Path) -> dict[str, dict[str, str]] | None:
     """The grader's status of each listed test, or None when the trial was not graded."""
     try:
-        result = json.loads((folder / "result.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        result = json.loads(read_trial_text(folder, "result.json")[0])
+    except (FileNotFoundError, IsADirectoryError, UnsafeTrialPath, json.JSONDecodeError):
+        return None
+    if not isinstance(result, dict):
         return None
     statuses = ((result.get("grade") or {}).get("tests")) or {}
     if not statuses:
@@ -122,8 +136,8 @@ def _tests(task: Any, folder: Path) -> dict[str, dict[str, str]] | None:
 def _trajectory(path: Path) -> dict[str, Any]:
     """Steps, model calls, the commands run and the final message of a trial's trajectory."""
     try:
-        steps = json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        steps = json.loads(read_trial_text(path.parent, path.name)[0])
+    except (FileNotFoundError, IsADirectoryError, UnsafeTrialPath, json.JSONDecodeError):
         return {"steps": 0, "model_calls": 0, "commands": [], "final_message": ""}
     steps = steps.get("steps", []) if isinstance(steps, dict) else steps
     commands = [str(s.get("command") or s.get("action") or "")[:300] for s in steps

@@ -113,9 +113,6 @@ def test_a_50_mb_patch_and_giant_lines_are_cut_and_said_so(hostile_run, tmp_path
     assert big["test_output"]["cut"] == 10_000_000 - len(big["test_output"]["text"])
 
 
-@pytest.mark.xfail(strict=True, reason="trials._read (evalharness/report/trials.py:71) follows symlinks out of the "
-                   "trial folder: a test_output.txt linked to /etc/passwd or the runs folder's .review-secret is "
-                   "embedded in the report (trials.trial_details should refuse files that resolve outside the folder)")
 def test_symlinked_trial_files_are_not_embedded(hostile_run, tmp_path):
     store, runs_dir, folder = hostile_run
     (runs_dir / ".review-secret").write_text("5ec2e7" * 10)
@@ -128,9 +125,6 @@ def test_symlinked_trial_files_are_not_embedded(hostile_run, tmp_path):
     assert "root:" not in text and "5ec2e7" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="trials.trial_details (evalharness/report/trials.py:99) joins the store's "
-                   "`detail` to the runs folder unchecked: `../outside` (or an absolute path) embeds a folder "
-                   "outside the runs folder")
 def test_a_trial_detail_with_dotdot_is_not_read(hostile_run, tmp_path):
     store, runs_dir, _ = hostile_run
     outside = tmp_path / "outside"

