@@ -28,7 +28,7 @@ HOSTILE_LINES = [
     f"+</script><script>{PWN}</script>",
     f"+<!-- <script>{PWN}</script> -->",
     f"+<img src=x onerror=\"{PWN}\"><svg onload=\"{PWN}\"><a href=\"javascript:{PWN}\">x</a>",
-    f"+<style>body{{background:url(http://127.0.0.1:9/css)}}</style><link rel=stylesheet href=http://127.0.0.1:9/l>",
+    "+<style>body{background:url(http://127.0.0.1:9/css)}</style><link rel=stylesheet href=http://127.0.0.1:9/l>",
     "+\"quote\" \\ backslash ]}) ]]> \ufeff \u200b",
 ]
 HOSTILE_PATH = "x\" onerror=\"" + PWN + "\".py"
