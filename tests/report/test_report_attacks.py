@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser_support import chromium as open_chromium, need_chromium
 from report_runs import make_run
 from support import run_cli
 
@@ -143,21 +144,9 @@ def test_a_trial_detail_with_dotdot_is_not_read(hostile_run, tmp_path):
 
 @pytest.fixture
 def chromium(tmp_path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    if not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()):
-        pytest.skip("needs /usr/bin/chromium and /usr/bin/chromedriver (scripts/setup)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--user-data-dir={tmp_path / 'attack-profile'}", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    need_chromium()
+    with open_chromium(tmp_path, page_load_timeout=60, console_log=True) as driver:
+        yield driver
 
 
 def _wait(driver, script: str, what: str, timeout: float = 20) -> None:

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from browser_support import chromium as open_chromium, need_chromium
 from review_run import MODELS, RUN_ID, SECRETS, make_run
 from support import EVALHARNESS
 
@@ -322,23 +323,6 @@ def test_a_huge_patch_is_cut_and_the_server_still_starts_quickly(served):
 
 # --- in Chromium --------------------------------------------------------------------------------------------------
 
-def _chromium(tmp_path: Path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    if not (Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists()):
-        pytest.skip("needs /usr/bin/chromium and /usr/bin/chromedriver (scripts/setup)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                f"--user-data-dir={tmp_path / 'attack-profile'}", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
-    driver.set_page_load_timeout(60)
-    return driver
-
-
 def _wait(driver, script: str, what: str, timeout: float = 20) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -351,9 +335,9 @@ def _errors(driver) -> list[dict]:
 
 @pytest.fixture
 def chromium(tmp_path):
-    driver = _chromium(tmp_path)
-    yield driver
-    driver.quit()
+    need_chromium()
+    with open_chromium(tmp_path, page_load_timeout=60, console_log=True) as driver:
+        yield driver
 
 
 @pytest.mark.browser
