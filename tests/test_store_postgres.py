@@ -117,3 +117,21 @@ INSERT INTO runs VALUES ('pg2', now(), 'completed', 'p', '0000', '0.1.0', NULL, 
 INSERT INTO trials VALUES ('pg2', 'b', 'p', 't', 'h', 'm', 0, 'resolved', true, false, '', 1, NULL,
     0, 0, 0, 0, 1.0, now(), now(), '', '')
 """
+
+
+def test_merge_reviews_on_postgres(postgres_url):
+    """Reviews are stored all or nothing and read back latest per reviewer and item, gold by pack, on PostgreSQL."""
+    from evalharness.errors import UserError
+
+    store = Store(postgres_url)
+    store.create_run("pgr", pack="p", pack_hash="0" * 64, version="t", git_commit=None, config={})
+    store.record_trial({**_row("a", "resolved", False), "run_id": "pgr"})
+    agent = dict(pack="p", task_id="t", arm="agent", run_id="pgr", trial_id="a", reviewer="ann", verdict="merge")
+    with pytest.raises(UserError, match="review 2: no trial 'zz'"):
+        store.record_reviews([agent, {**agent, "trial_id": "zz"}])
+    assert store.reviews(["pgr"], latest=False) == []
+    store.record_reviews([agent, {**agent, "verdict": "reject", "reasons": ["tests", "code_quality"]},
+                          dict(pack="p", task_id="t", arm="gold", reviewer="ann", verdict="merge")])
+    got = Store(postgres_url).reviews(["pgr"])
+    assert [(r["arm"], r["verdict"], r["reasons"]) for r in got] == [
+        ("agent", "reject", ["code_quality", "tests"]), ("gold", "merge", [])]
