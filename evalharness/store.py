@@ -262,6 +262,13 @@ class Store:
             query = sa.select(trials).where(trials.c.run_id.in_(run_ids)).order_by(trials.c.run_id, trials.c.trial_id)
             return [dict(r) for r in conn.execute(query).mappings()]
 
+    def find_trials(self, trial_id: str, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The stored trials whose id is ``trial_id`` (in ``run_id`` only, when given), oldest run first."""
+        query = sa.select(trials).where(trials.c.trial_id == trial_id)
+        if run_id is not None:
+            query = query.where(trials.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query.order_by(trials.c.run_id)).mappings()]
 
     # audits (evalharness.audit): findings are derived data, replaced when a task is audited again
     def record_finding(self, pack: str, finding: Any) -> None:

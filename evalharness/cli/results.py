@@ -243,10 +243,12 @@ def _trial_by_id(target: str, run_id: str | None, runs_dir: Path, db: str | None
     if db is None and not (runs_dir / "evalharness.db").exists():
         return None
     store = _store(runs_dir, db)
-    run_ids = [run_id] if run_id else [r["run_id"] for r in store.list_runs()]
     if run_id:
         store.get_run(run_id)  # an unknown run is a clear error
-    hits = [r for r in store.trial_rows(run_ids) if target in (r["trial_id"], f"{r['run_id']}/{r['trial_id']}")]
+    hits = store.find_trials(target, run_id)
+    first, _, rest = target.partition("/")
+    if not hits and rest and run_id in (None, first):
+        hits = store.find_trials(rest, first)  # RUN_ID/TRIAL_ID
     if len({r["run_id"] for r in hits}) > 1:
         raise UserError(f"trial {target!r} is in {len(hits)} runs: {', '.join(r['run_id'] for r in hits)}",
                         f"name one: evalharness show {target} --run RUN_ID")
