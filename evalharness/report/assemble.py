@@ -15,17 +15,18 @@ from typing import Any
 
 import pandas as pd
 
-from evalharness.errors import EvalHarnessError
 from evalharness.report.build import build_report, clean_row
 from evalharness.report.data import reviews_frame, trials_frame
 from evalharness.report.trials import trial_index
+from evalharness.stats.merge import merge_table, merged_column
 from evalharness.store import Store
 
 
 def assemble(store: Store, run_ids: list[str], runs_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     """The report of ``run_ids`` and the trials frame it was built from."""
     frame = trials_frame(store, list(run_ids))
-    report = build_report(frame, [store.get_run(r) for r in run_ids])
+    runs = [store.get_run(r) for r in run_ids]
+    report = build_report(frame, runs)
     report["audit"] = _audit_of(store, frame)
     report["runs_dir"] = str(runs_dir)
     reviews = reviews_frame(store, list(run_ids))
@@ -34,15 +35,15 @@ def assemble(store: Store, run_ids: list[str], runs_dir: Path) -> tuple[dict[str
     if len(reviews) and len(frame):
         frame["merged"], report["merge"] = merge_section(frame, reviews, report["level"])
     report["trials"] = trial_index(frame)
-    report["drift"] = drift_runs(store, run_ids, frame)
+    report["drift"] = drift_runs(runs, frame)
     return report, frame
 
 
-def drift_runs(store: Store, run_ids: list[str], frame: pd.DataFrame) -> list[dict[str, Any]]:
+def drift_runs(runs: list[dict[str, Any]], frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The runs that are days of a drift stream (named ``drift:STREAM:DAY``, evalharness/drift/run.py)."""
     out = []
-    for run_id in run_ids:
-        name = str(store.get_run(run_id).get("name") or "")
+    for run in runs:
+        run_id, name = run["run_id"], str(run.get("name") or "")
         if not name.startswith("drift:"):
             continue
         _, stream, day = (name.split(":", 2) + ["", ""])[:3]
@@ -54,11 +55,6 @@ def drift_runs(store: Store, run_ids: list[str], frame: pd.DataFrame) -> list[di
 
 def merge_section(frame: pd.DataFrame, reviews: pd.DataFrame, level: float) -> tuple[pd.Series, list[dict]]:
     """(the trials' ``merged`` column, the merge table's rows with NaN as None)."""
-    try:
-        from evalharness.stats.merge import merge_table, merged_column
-    except ImportError as exc:  # the statistics are another part of the code base: say so, never guess numbers
-        raise EvalHarnessError(f"these runs have merge reviews but evalharness.stats.merge cannot summarise "
-                               f"them ({exc})") from exc
     merged = merged_column(frame, reviews)
     rows = merge_table(frame.assign(merged=merged), reviews, level=level)
     return merged, [clean_row(row) for row in rows]

@@ -9,11 +9,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader
 
+from evalharness.report.fmt import pct as _pct
 from evalharness.report.render import markdown_table, text_table
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
 
 def _num(x: Any, fmt: str = "{:.2f}") -> str:

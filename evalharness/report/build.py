@@ -35,7 +35,7 @@ def _clean(value: Any) -> Any:
 
 def clean_row(row: dict[str, Any]) -> dict[str, Any]:
     """One table row as plain JSON data (``_clean`` of every value)."""
-    return {str(k): _clean(v) for k, v in row.items()}
+    return _clean(row)
 
 
 def build_report(df: pd.DataFrame, runs: list[dict[str, Any]], *, level: float = 0.95) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalharness.report.fmt import pct as _pct
 from evalharness.stats.cutoff import cutoff_split
 
 
@@ -31,10 +32,6 @@ def cutoff_rows(df: pd.DataFrame, runs: list[dict[str, Any]], level: float) -> l
     table = cutoff_split(df, created, cutoffs, level=level)
     return [{k: (None if isinstance(v, float) and math.isnan(v) else (v.item() if hasattr(v, "item") else v))
              for k, v in row.items()} for row in table.to_dict(orient="records")]
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def _side(row: dict[str, Any], side: str) -> str:

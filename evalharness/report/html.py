@@ -27,6 +27,8 @@ from jinja2 import Environment, PackageLoader
 from evalharness.report import plots
 from evalharness.report.build import infra_line
 from evalharness.report.cutoff import CUTOFF_NOTE, cutoff_table
+from evalharness.report.fmt import money as _money
+from evalharness.report.fmt import pct as _pct
 from evalharness.report.flags import LISTED as FLAGS_LISTED
 from evalharness.report.flags import flags_cell
 from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
@@ -44,14 +46,6 @@ def safe_json(value: Any) -> str:
     """JSON that cannot end or comment out the <script> element it sits in."""
     text = json.dumps(value, separators=(",", ":"), default=str, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def _money(x: Any) -> str:
-    return "unknown" if x is None else f"${x:.4f}"
 
 
 def headline_rows(report: dict[str, Any]) -> list[list[Any]]:

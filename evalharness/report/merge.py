@@ -6,16 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalharness.report.fmt import pct as _pct
 from evalharness.review.codes import REASONS
 
 MERGE_NOTE = ("Merge rate: share of reviewed trials whose reviewers would merge the patch as it is (task-level "
               "mean and interval); gold: the same reviewers on the tasks' reference patches, blinded; normalised: "
               "merge rate / gold rate (log interval); gap: grader's resolve rate minus merge rate on the same "
               "trials.")
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def _interval(low: Any, high: Any, method: Any = None, fmt=_pct) -> str:

@@ -11,6 +11,8 @@ from html import escape
 from typing import Any, Callable
 from urllib.parse import quote
 
+from evalharness.report.fmt import pct as _pct
+
 ROW = 26
 LABEL_W = 230
 VALUE_W = 190
@@ -79,10 +81,6 @@ def interval_rows(rows: list[dict[str, Any]], *, lo: float, hi: float, ticks: li
         inner = "".join(mark)
         body.append(f'<a href="{escape(r["href"])}" class="row">{inner}</a>' if r.get("href") else f"<g>{inner}</g>")
     return _svg(kind, height, body, title)
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def forest_plot(scores: list[dict[str, Any]], level: float) -> str:

@@ -8,6 +8,8 @@ from typing import Any
 
 from evalharness.report.build import infra_line
 from evalharness.report.cutoff import CUTOFF_NOTE, cutoff_table
+from evalharness.report.fmt import money as _money
+from evalharness.report.fmt import pct as _pct
 from evalharness.report.flags import flagged_rows, flags_cell
 from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
 from evalharness.report.task_errors import task_error_rows
@@ -15,14 +17,6 @@ from evalharness.report.task_errors import task_error_rows
 FORMATS = ("table", "json", "md", "html")
 FLAGS_NOTE = ("Flags: evidence a trial carries (tampered, touched_tests, touched_config, ...); "
               "the JSON report has every count.")
-
-
-def _pct(x: Any) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
-
-
-def _money(x: Any) -> str:
-    return "unknown" if x is None else f"${x:.4f}"
 
 
 def score_rows(report: dict[str, Any]) -> list[list[str]]:
