@@ -196,10 +196,10 @@ def report_cmd(run_ids, fmt, output, runs_dir, db) -> None:
 
     store = _store(runs_dir, db)
     if fmt in ("csv", "parquet"):
-        from evalharness.report.data import trials_frame
         from evalharness.report.export import write_table
 
-        text = write_table(trials_frame(store, list(run_ids)), fmt, output)
+        _, frame = assemble(store, list(run_ids), runs_dir)  # the frame with `merged` when there are reviews
+        text = write_table(frame, fmt, output)
         if text is not None:
             click.echo(text, nl=False)
         else:
