@@ -14,10 +14,12 @@ from evalharness.runner import RunConfig, RunSummary, run
 
 def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir: Path, db: str | None,
                       ca_bundle: Path | None = None, run_id: str | None = None, name: str | None = None,
-                      tags: dict[str, str] | None = None) -> RunSummary:
-    """Run with a progress bar on stderr; plain lines when stderr is not a terminal."""
+                      tags: dict[str, str] | None = None, executor=None) -> RunSummary:
+    """Run with a progress bar on stderr, and one line per node that ran trials (``--executor ray``,
+    ``--docker-host``); plain lines when stderr is not a terminal."""
     console = Console(stderr=True)
     counts: dict[str, int] = {}
+    nodes: dict[str, dict[str, int]] = {}
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[counts]}"), TimeElapsedColumn(), TimeRemainingColumn(),
                    console=console, transient=False)
@@ -35,15 +37,25 @@ def run_with_progress(config: RunConfig | None, *, resume: str | None, runs_dir:
             counts[data["outcome"]] = counts.get(data["outcome"], 0) + 1
             text = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
             bar.update(state["task"], advance=1, counts=text)
+            node = data.get("node", "local")
+            mine = nodes.setdefault(node, {})
+            mine[data["outcome"]] = mine.get(data["outcome"], 0) + 1
+            if node != "local" or len(nodes) > 1:  # one row per node once trials run anywhere but here
+                if node not in state:
+                    state[node] = bar.add_task(f"  {node}", total=None, counts="")
+                bar.update(state[node], advance=1, counts=" ".join(f"{k}={v}" for k, v in sorted(mine.items())))
             if not sys.stderr.isatty():
-                console.print(f"  {data['trial']}: {data['outcome']}")
+                where = f" [{node}]" if node != "local" else ""
+                console.print(f"  {data['trial']}: {data['outcome']}{where}")
 
     try:
         summary = run(config, resume=resume, runs_dir=runs_dir, db=db, progress=on_event, ca_bundle=ca_bundle,
-                      run_id=run_id, name=name, tags=tags)
+                      run_id=run_id, name=name, tags=tags, executor=executor)
     finally:
         if "task" in state:
             bar.stop()
     console.print(f"run {summary.run_id} finished: {summary.total - summary.skipped} trials run, "
                   f"{len(summary.images_built)} image(s) built; folder {summary.run_dir}")
+    if len(summary.nodes) > 1 or set(summary.nodes) - {"local"}:
+        console.print("trials per node: " + ", ".join(f"{n} {c}" for n, c in sorted(summary.nodes.items())))
     return summary

@@ -20,7 +20,9 @@ from evalharness import runner, trial as trial_mod
 from evalharness.errors import SandboxError, UserError
 from evalharness.grading.grade import GradeResult
 from evalharness.packs import load_pack
-from evalharness.runner import RunConfig, _trial_with_retries, with_failed_attempts
+from evalharness.executors import work
+from evalharness.executors.work import attempt, with_failed_attempts
+from evalharness.runner import RunConfig
 from evalharness.store import Store, database_url
 from evalharness.trial import Trial, TrialOutput
 from evalharness.types import AgentResult, ModelEndpoint, Outcome, Usage
@@ -49,12 +51,12 @@ def _run(monkeypatch, tinypack, trial, attempts_behaviour, retries=2):
             raise step
         return step
 
-    monkeypatch.setattr(runner, "run_trial", fake_run_trial)
-    monkeypatch.setattr(runner, "_record", lambda ctx, store, t, out, attempts, run_dir: recorded.append((out, attempts)))
+    monkeypatch.setattr(work, "run_trial", fake_run_trial)
     ctx = SimpleNamespace(pack=tinypack)
     config = RunConfig(pack="p", harnesses=["h"], infra_retries=retries, retry_backoff_s=0)
-    outcome = _trial_with_retries(ctx, None, config, trial, None, threading.Event(), Checker())
-    return outcome, recorded
+    out, attempts = attempt(ctx, config, trial, threading.Event(), Checker())
+    recorded.append((out, attempts))
+    return out.outcome, recorded
 
 
 def _done(usage: Usage) -> TrialOutput:

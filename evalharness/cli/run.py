@@ -57,7 +57,20 @@ TAG = click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar
                    "extra, ...) applied to every --model, and under `models:` per model name; options given on the "
                    "command line win.")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds per task.")
-@click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Trials at once.")
+@click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Trials at once (per Ray node with --executor ray; see --docker-host for remote engines).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where trials run: threads on this machine's Docker engine(s), or a Ray cluster whose workers "
+                   "each use their own node's engine (docs/scale.md). Not stored with the run: a resume may run "
+                   "elsewhere.")
+@click.option("--ray-address", default=None, metavar="HOST:PORT",
+              help="The Ray cluster to join (default: RAY_ADDRESS, else a cluster started for this run).")
+@click.option("--docker-host", "docker_hosts", multiple=True, metavar="URL[#WORKERS]",
+              help="Run trials on this Docker engine instead of the local one (repeatable): unix://, ssh://user@host "
+                   "or tcp://host:2376 (TLS from DOCKER_CERT_PATH, or ?tls=CERT_DIR). #N runs N trials there at "
+                   "once (default: --workers).")
+@click.option("--registry", default=None, metavar="HOST[:PORT][/PREFIX]",
+              help="Pull images from this registry (and push the ones built) instead of building on every engine.")
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--created-after", default=None, metavar="DATE",
               help="Only tasks created after DATE (YYYY-MM-DD: after that whole UTC day; or an ISO 8601 time). "
@@ -84,7 +97,7 @@ TAG = click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar
 @RUNS_DIR
 @DB
 def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_cost_per_token, output_cost_per_token,
-            model_config, seeds, workers, tasks, created_after, created_before, max_steps, max_cost, max_tokens,
+            model_config, seeds, workers, executor, ray_address, docker_hosts, registry, tasks, created_after, created_before, max_steps, max_cost, max_tokens,
             max_wall, disk, max_patch_mb, include_invalid, resume, name, tags, fmt, report_dir, ca_bundle, runs_dir,
             db) -> None:
     """Run tasks x harnesses x models x seeds in Docker sandboxes and report.
@@ -98,6 +111,8 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
     evalharness run -p tasks/mine -H minimal -m openai/gpt-4o --created-after 2024-10-31   # after its cutoff
     evalharness run -p tasks/quickstart -H oracle --name nightly --tag model=oracle --format json > run.json
     evalharness run --resume 20261130-101500-ab12
+    evalharness run -p tasks/quickstart -H oracle --executor ray --ray-address 10.0.0.5:6379 -j 8
+    evalharness run -p tasks/quickstart -H oracle --docker-host 'ssh://me@big1#16' --docker-host 'ssh://me@big2#16'
 
     \b
     Exit codes (run and run --resume):
@@ -109,8 +124,16 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
       130  interrupted (Ctrl-C, SIGTERM); resume with --resume RUN_ID
     """
     from evalharness.console import run_with_progress
+    from evalharness.executors import ExecutorSpec
     from evalharness.runner import RunConfig
     from evalharness.types import Budget
+
+    if executor == "ray" and docker_hosts:
+        raise click.UsageError("--docker-host is for runs without Ray: a Ray worker uses its own node's engine")
+    if ray_address and executor != "ray":
+        raise click.UsageError("--ray-address needs --executor ray")
+    where = ExecutorSpec(kind="ray" if executor == "ray" else ("hosts" if docker_hosts else "local"),
+                         ray_address=ray_address, registry=registry, hosts=tuple(docker_hosts))
 
     config = None
     if not resume:
@@ -129,7 +152,7 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
                                           max_wall_s=max_wall))
     with contextlib.redirect_stdout(sys.stderr):  # whatever a library prints while trials run stays off stdout
         summary = run_with_progress(config, resume=resume, runs_dir=runs_dir, db=db, ca_bundle=ca_bundle, name=name,
-                                    tags=tags)
+                                    tags=tags, executor=where)
     _print_report([summary.run_id], fmt, runs_dir, db, report_dir)
     _exit_for(summary)
 

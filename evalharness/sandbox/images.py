@@ -237,10 +237,14 @@ def harness_context(pack: Pack, env_tag: str, steps: list[str], workdir: str = "
 class ImageBuilder:
     """Builds the image tiers of packs, each tag at most once, and says which it built."""
 
-    def __init__(self, client: docker.DockerClient, *, ca_bundle: Path | None = None, log: Log | None = None):
+    def __init__(self, client: docker.DockerClient, *, ca_bundle: Path | bytes | None = None, log: Log | None = None):
+        """``ca_bundle``: a file, or its bytes (a driver ships them to a node that may not have the file)."""
         self.client = client
-        path = ca_bundle if ca_bundle is not None else (HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None)
-        self.ca_bundle = path.read_bytes() if path else None
+        if isinstance(ca_bundle, bytes):
+            self.ca_bundle: bytes | None = ca_bundle
+        else:
+            path = ca_bundle if ca_bundle is not None else (HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None)
+            self.ca_bundle = path.read_bytes() if path else None
         self.log = log or (lambda line: None)
         self.built: list[str] = []
         self.durations: dict[str, float] = {}
