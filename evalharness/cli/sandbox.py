@@ -10,6 +10,17 @@ from evalharness.cli._common import CA_BUNDLE, DB, RUNS_DIR, _store, cli
 from evalharness.errors import UserError
 
 
+DOCKER_HOST = click.option("--docker-host", default=None, metavar="URL",
+                           help="That engine instead of the local one: unix://, ssh://user@host or tcp://host:port "
+                                "(TLS: ?tls=CERT_DIR or DOCKER_CERT_PATH), as `run --docker-host` takes it.")
+
+
+def _client(docker_host: str | None):
+    from evalharness.sandbox.engine import docker_client, parse_host
+
+    return docker_client(host=parse_host(docker_host) if docker_host else None)
+
+
 @cli.group("sandbox")
 def sandbox_cmd() -> None:
     """Docker sandbox: base image, image builds, leftover containers."""
@@ -23,14 +34,15 @@ def sandbox_cmd() -> None:
               help="auto: pull the official image where a registry answers, else debootstrap locally.")
 @click.option("--mirror", default=None, help="Debian mirror for debootstrap (default: the host's apt mirror).")
 @click.option("--rebuild", is_flag=True, help="Build even if the image exists.")
-def bootstrap_cmd(base, method, mirror, rebuild) -> None:
-    """Build the base image (about a minute; needs root for debootstrap)."""
+@DOCKER_HOST
+def bootstrap_cmd(base, method, mirror, rebuild, docker_host) -> None:
+    """Build the base image (about a minute; needs root for debootstrap, which runs here and imports into the
+    engine, also one given by --docker-host)."""
     from evalharness.sandbox.bootstrap import bootstrap_base
-    from evalharness.sandbox.engine import docker_client
     from evalharness.sandbox.images import base_recipe
 
     recipe = base_recipe(base)
-    how = bootstrap_base(docker_client(), recipe, method=method, mirror=mirror, log=click.echo, rebuild=rebuild)
+    how = bootstrap_base(_client(docker_host), recipe, method=method, mirror=mirror, log=click.echo, rebuild=rebuild)
     click.echo(f"{recipe.tag}: {how}")
 
 
@@ -81,9 +93,10 @@ def build_cmd(pack, only, ca_bundle) -> None:
 @sandbox_cmd.command("gc")
 @click.option("--run-id", default=None, help="Only this run's containers (whatever its state).")
 @click.option("--all", "everything", is_flag=True, help="Every evalharness container, live runs' too.")
+@DOCKER_HOST
 @RUNS_DIR
 @DB
-def gc_cmd(run_id, everything, runs_dir, db) -> None:
+def gc_cmd(run_id, everything, docker_host, runs_dir, db) -> None:
     """Remove leftover containers (labelled evalharness.run_id) of runs whose runner is gone.
 
     By default: containers of runs in the store that are not running, or whose runner died
@@ -93,12 +106,13 @@ def gc_cmd(run_id, everything, runs_dir, db) -> None:
     evalharness sandbox gc
     evalharness sandbox gc --run-id 20261130-101500-ab12
     evalharness sandbox gc --all
+    evalharness sandbox gc --run-id 20261130-101500-ab12 --docker-host ssh://me@big1
     """
     from evalharness.liveness import collectable_runs
     from evalharness.sandbox.docker import remove_labelled
-    from evalharness.sandbox.engine import LABEL_RUN, docker_client
+    from evalharness.sandbox.engine import LABEL_RUN
 
-    client = docker_client()
+    client = _client(docker_host)
     if run_id or everything:
         click.echo(f"removed {remove_labelled(client, run_id)} container(s)")
         return

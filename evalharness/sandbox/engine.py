@@ -1,14 +1,18 @@
-"""Connecting to the Docker engine, with errors that say what to do."""
+"""Connecting to the Docker engine (the local one, or another by URL), with errors that say what to do."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import docker
 from docker.errors import DockerException
 
-from evalharness.errors import PrerequisiteError
+from evalharness.errors import PrerequisiteError, UserError
 
 LABEL_RUN = "evalharness.run_id"
 LABEL_TRIAL = "evalharness.trial"
@@ -17,17 +21,88 @@ LABEL_ROLE = "evalharness.role"
 _START_HINT = "Start the engine (as root: dockerd --bridge=none --iptables=false &) or run scripts/setup, then retry"
 
 
-def docker_client(timeout: float = 900) -> docker.DockerClient:
-    """A client whose engine answered a ping; PrerequisiteError otherwise (never a silent skip)."""
+@dataclass(frozen=True)
+class EngineHost:
+    """A Docker engine named by URL (``--docker-host``): ``unix:///path``, ``ssh://user@host[:port]`` or
+    ``tcp://host:port`` with TLS; ``#N`` after it is how many trials it runs at once."""
+
+    url: str
+    workers: int | None = None
+    tls_dir: str | None = None
+    """Folder of ca.pem, cert.pem and key.pem (tcp:// only): ``?tls=DIR``, else DOCKER_CERT_PATH, else ~/.docker."""
+
+    @property
+    def label(self) -> str:
+        """The URL as shown in progress and stored with each trial (no query: it may name a key folder)."""
+        return self.url
+
+    @property
+    def local(self) -> bool:
+        """The engine runs on this machine, so a host folder can be mounted into its containers."""
+        return self.url.startswith("unix://")
+
+
+def parse_host(text: str) -> EngineHost:
+    """``URL[#WORKERS]`` -> EngineHost (pure). Plain tcp:// is refused: an engine is root on its machine, and an
+    unauthenticated socket gives that to anyone who can reach it."""
+    url, _, workers_text = text.strip().partition("#")
+    workers = None
+    if workers_text:
+        if not workers_text.isdigit() or int(workers_text) < 1:
+            raise UserError(f"--docker-host {text!r}: the part after # is the number of trials it runs at once "
+                            f"(a whole number of at least 1, got {workers_text!r})")
+        workers = int(workers_text)
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if parts.scheme == "unix":
+        if not parts.path or query:
+            raise UserError(f"--docker-host {text!r}: a unix socket is unix:///path/to/docker.sock")
+        return EngineHost(url, workers)
+    if parts.scheme == "ssh":
+        if not parts.hostname or query or parts.path not in ("", "/"):
+            raise UserError(f"--docker-host {text!r}: an ssh engine is ssh://user@host[:port] (keys from your ssh "
+                            "agent or ~/.ssh; the user must be allowed to use docker there)")
+        return EngineHost(url, workers)
+    if parts.scheme == "tcp":
+        if not parts.hostname or not parts.port or parts.path not in ("", "/") or set(query) - {"tls"}:
+            raise UserError(f"--docker-host {text!r}: a tcp engine is tcp://host:port[?tls=CERT_DIR]")
+        tls = query.get("tls", [None])[-1] or os.environ.get("DOCKER_CERT_PATH") or str(Path.home() / ".docker")
+        missing = [name for name in ("ca.pem", "cert.pem", "key.pem") if not (Path(tls) / name).is_file()]
+        if missing:
+            raise UserError(f"--docker-host {text!r}: tcp:// needs TLS, and {tls} lacks {', '.join(missing)}",
+                            "give ?tls=DIR (or DOCKER_CERT_PATH) with the engine's CA and your client certificate "
+                            "and key; an engine without TLS is not used")
+        return EngineHost(f"tcp://{parts.hostname}:{parts.port}", workers, tls)
+    raise UserError(f"--docker-host {text!r}: expected unix://, ssh:// or tcp:// (with TLS)")
+
+
+def docker_client(timeout: float = 900, host: EngineHost | None = None) -> docker.DockerClient:
+    """A client whose engine answered a ping (the local one, or ``host``); PrerequisiteError otherwise (never a
+    silent skip)."""
     try:
-        client = docker.from_env(timeout=int(timeout))
+        if host is None:
+            client = docker.from_env(timeout=int(timeout))
+        else:
+            client = docker.DockerClient(base_url=host.url, timeout=int(timeout), tls=_tls(host))
         client.ping()
     except DockerException as e:
+        if host is not None:
+            raise PrerequisiteError(f"Docker engine {host.label} not reachable ({type(e).__name__}: {_first_line(e)})",
+                                    "check the URL, that its engine runs, and (ssh) that you can `ssh` there and run "
+                                    "docker, or (tcp) the certificates") from e
         client_version = _client_version()
         raise PrerequisiteError(
             f"Docker engine not reachable ({client_version}; {type(e).__name__}: {_first_line(e)})", _START_HINT
         ) from e
     return client
+
+
+def _tls(host: EngineHost):
+    if host.tls_dir is None:
+        return False
+    folder = Path(host.tls_dir)
+    return docker.tls.TLSConfig(client_cert=(str(folder / "cert.pem"), str(folder / "key.pem")),
+                                ca_cert=str(folder / "ca.pem"), verify=True)
 
 
 def _client_version() -> str:
