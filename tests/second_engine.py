@@ -28,7 +28,8 @@ class SecondEngine:
         self.url = f"unix://{self.sock}"
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60) -> "SecondEngine":
+    def start(self, timeout: float = 60, extra: list[str] | None = None) -> "SecondEngine":
+        """Start dockerd (``extra``: more of its arguments, e.g. a TLS tcp listener) unless it answers."""
         if self.answers():
             return self
         for name in ("data", "exec"):
@@ -40,7 +41,7 @@ class SecondEngine:
         log = open(self.root / "dockerd.log", "ab")
         self.proc = subprocess.Popen(
             [dockerd, "-H", self.url, "--data-root", str(self.root / "data"), "--exec-root", str(self.root / "exec"),
-             "--pidfile", str(self.root / "docker.pid"), "--bridge=none", "--iptables=false", "--ip6tables=false"],
+             "--pidfile", str(self.root / "docker.pid"), "--bridge=none", "--iptables=false", "--ip6tables=false", *(extra or [])],
             stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + timeout
         while not self.answers():
@@ -90,7 +91,7 @@ class SecondEngine:
             return
         except docker.errors.ImageNotFound:
             pass
-        mine.images.load(b"".join(source.images.get(tag).save(named=True)))
+        mine.images.load(source.images.get(tag).save(named=True))
 
     def containers(self, run_id: str) -> list[str]:
         return [c["Id"] for c in self.client().api.containers(all=True, filters={"label": f"evalharness.run_id={run_id}"})]

@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import socket
+import ssl
 import tempfile
 import threading
 import time
@@ -132,9 +133,11 @@ class DockerSandbox(Sandbox):
         """
         if self.container is None:
             raise SandboxError("sandbox used before start()")
+        api = self.client.api
+        if stdin is not None and _tls(api):  # no half-close over TLS: the command reads exactly len(stdin) bytes
+            argv = ["sh", "-c", 'head -c "$0" | "$@"', str(len(stdin)), *argv]
         if not getattr(self, "_seeded", True):
             argv = ["sh", "-c", _AWAIT_SEED, "sh", *argv]
-        api = self.client.api
         try:
             exec_id = api.exec_create(self.container.id, argv, user=user, workdir=workdir,
                                       environment=env or None, stdin=stdin is not None)["Id"]
@@ -312,11 +315,22 @@ def _close_quietly(sock) -> None:
         pass
 
 
+def _tls(api) -> bool:
+    """The engine is reached over TLS (``--docker-host tcp://...``)."""
+    return str(getattr(api, "base_url", "")).startswith("https://")
+
+
 def _pump(sock, stdin: bytes | None, sink) -> None:
-    """Write ``stdin`` (then half-close), and read the multiplexed output frames until the end."""
+    """Write ``stdin`` (then half-close), and read the multiplexed output frames until the end.
+
+    Over TLS a half-close would end the TLS session (ssl.SSLSocket.shutdown drops it) and one TLS connection
+    must not be written and read by two threads at once: ``stdin`` is written whole first, without a
+    half-close (_stream had the command read exactly that many bytes)."""
     raw = _raw(sock)
     writer = None
-    if stdin is not None:
+    if stdin is not None and isinstance(raw, ssl.SSLSocket):
+        raw.sendall(stdin)
+    elif stdin is not None:
         def feed() -> None:
             try:
                 raw.sendall(stdin)

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import docker
+import requests
 from docker.errors import DockerException
 
 from evalharness.errors import PrerequisiteError, UserError
@@ -83,9 +84,9 @@ def docker_client(timeout: float = 900, host: EngineHost | None = None) -> docke
         if host is None:
             client = docker.from_env(timeout=int(timeout))
         else:
-            client = docker.DockerClient(base_url=host.url, timeout=int(timeout), tls=_tls(host))
+            client = _host_client(host, timeout)
         client.ping()
-    except DockerException as e:
+    except (DockerException, requests.exceptions.RequestException) as e:
         if host is not None:
             raise PrerequisiteError(f"Docker engine {host.label} not reachable ({type(e).__name__}: {_first_line(e)})",
                                     "check the URL, that its engine runs, and (ssh) that you can `ssh` there and run "
@@ -95,6 +96,22 @@ def docker_client(timeout: float = 900, host: EngineHost | None = None) -> docke
             f"Docker engine not reachable ({client_version}; {type(e).__name__}: {_first_line(e)})", _START_HINT
         ) from e
     return client
+
+
+def _host_client(host: EngineHost, timeout: float) -> docker.DockerClient:
+    if host.tls_dir is None:
+        return docker.DockerClient(base_url=host.url, timeout=int(timeout))
+    # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace the engine's CA given here (its environment merge
+    # wins over a session's verify), so the client stops reading the environment before its first call, and
+    # asks the engine's API version only then
+    client = docker.DockerClient(base_url=host.url, timeout=int(timeout), tls=_tls(host), version=_FIRST_API)
+    client.api.trust_env = False
+    client.api._version = client.api.version(api_version=False)["ApiVersion"]
+    return client
+
+
+_FIRST_API = "1.41"
+"""The oldest engine API evalharness uses (Docker 20.10), spoken until the engine has said its own."""
 
 
 def _tls(host: EngineHost):

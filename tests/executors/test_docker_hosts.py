@@ -152,3 +152,70 @@ def test_an_engine_stopped_mid_run_gives_its_trials_to_the_other(tmp_path, secon
     gc = run_cli("sandbox", "gc", "--run-id", run_id, "--docker-host", second_engine.url, cwd=tmp_path)
     assert "removed" in gc.stdout
     assert second_engine.containers(run_id) == []
+
+
+# --- tcp:// with TLS: a real engine listening on loopback with verified client certificates -----------------------
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _certificates(folder: Path, name: str) -> tuple[Path, Path]:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate: (server dir, client dir)."""
+    server, client = folder / f"{name}-server", folder / f"{name}-client"
+    for d in (server, client):
+        d.mkdir(parents=True)
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={name}-ca", "-keyout",
+             "ca-key.pem", "-out", "ca.pem", cwd=folder)
+    (folder / "server.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    (folder / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+    for who, target in (("server", server), ("client", client)):
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={who}", "-keyout", str(target / "key.pem"),
+                 "-out", f"{who}.csr", cwd=folder)
+        _openssl("x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+                 "-days", "2", "-extfile", f"{who}.ext", "-out", str(target / "cert.pem"), cwd=folder)
+        (target / "ca.pem").write_bytes((folder / "ca.pem").read_bytes())
+    return server, client
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def tls_engine(second_engine, tmp_path):
+    """The second engine restarted with a TLS tcp listener on 127.0.0.1 (client certificates verified)."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    server, client = _certificates(certs, "good")
+    (certs / "other").mkdir()
+    _, stranger = _certificates(certs / "other", "other")
+    port = _free_port()
+    second_engine.stop()
+    second_engine.start(extra=["-H", f"tcp://127.0.0.1:{port}", "--tlsverify", "--tlscacert", str(server / "ca.pem"),
+                               "--tlscert", str(server / "cert.pem"), "--tlskey", str(server / "key.pem")])
+    yield f"tcp://127.0.0.1:{port}", client, stranger
+    second_engine.stop()
+    second_engine.start()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_tls_engine_runs_trials_and_a_stranger_certificate_is_refused(tmp_path, tls_engine):
+    url, client, stranger = tls_engine
+    task = "boltons-strutils-parse-int-list"
+    refused = run_cli("run", "-p", str(QUICKSTART), "-H", "oracle", "--task", task, "--docker-host",
+                      f"{url}?tls={stranger}", cwd=tmp_path, check=False)
+    assert refused.returncode == 1 and f"Docker engine {url} not reachable" in " ".join(refused.stderr.split())
+    assert not (tmp_path / "runs" / "evalharness.db").exists() or _rows(tmp_path / "runs" / "evalharness.db", "x") == []
+    # a CA bundle in the environment (as behind a TLS-intercepting proxy) must not replace the engine's own CA
+    done = run_cli("run", "-p", str(QUICKSTART), "-H", "oracle", "--task", task, "--docker-host",
+                   f"{url}?tls={client}#1", "--format", "json", cwd=tmp_path, timeout=900,
+                   env={"REQUESTS_CA_BUNDLE": "/etc/ssl/certs/ca-certificates.crt"})
+    run_id = json.loads(done.stdout)["runs"][0]["run_id"]
+    assert [r[1] for r in _rows(tmp_path / "runs" / "evalharness.db", run_id)] == ["resolved"]
+    assert _nodes(tmp_path / "runs" / run_id) == {url: 1}
