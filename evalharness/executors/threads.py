@@ -96,6 +96,8 @@ class ThreadedExecutor:
                     item = results.get(timeout=0.5)
                 except queue.Empty:
                     if not any(t.is_alive() for t in self._threads):
+                        if stop.is_set():  # stopping: what was not run stays unrecorded, a resume runs it
+                            return
                         self._strand(work, remaining, results)
                         if results.empty():
                             return
