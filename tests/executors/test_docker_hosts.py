@@ -219,3 +219,39 @@ def test_a_tls_engine_runs_trials_and_a_stranger_certificate_is_refused(tmp_path
     run_id = json.loads(done.stdout)["runs"][0]["run_id"]
     assert [r[1] for r in _rows(tmp_path / "runs" / "evalharness.db", run_id)] == ["resolved"]
     assert _nodes(tmp_path / "runs" / run_id) == {url: 1}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_ctrl_c_cleans_both_engines_and_a_resume_finishes(tmp_path, second_engine, docker_client):
+    stderr = tmp_path / "stderr.txt"
+    hosts = ["--docker-host", f"{LOCAL}#1", "--docker-host", f"{second_engine.url}#1"]
+    with open(stderr, "w") as log:  # Ctrl-C as a terminal delivers it (see test_run_lifecycle.py)
+        proc = subprocess.Popen([*EVALHARNESS, "run", "-p", str(QUICKSTART), "-H", "oracle", "--seeds", "2", *hosts],
+                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ),
+                                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        db, deadline = tmp_path / "runs" / "evalharness.db", time.monotonic() + 600
+        while time.monotonic() < deadline:  # both engines busy: containers of the run on each
+            text = stderr.read_text()
+            if "run " in text and "trials" in text:
+                run_id = _run_id(text)
+                if second_engine.containers(run_id) and docker_client.api.containers(
+                        filters={"label": f"evalharness.run_id={run_id}"}):
+                    break
+            assert proc.poll() is None, text
+            time.sleep(0.1)
+        else:
+            raise AssertionError(stderr.read_text())
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130, stderr.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert second_engine.containers(run_id) == []
+    assert docker_client.api.containers(all=True, filters={"label": f"evalharness.run_id={run_id}"}) == []
+    before = len(_rows(db, run_id))
+    assert before < 16
+    run_cli("run", "--resume", run_id, *hosts, cwd=tmp_path, timeout=900)
+    rows = _rows(db, run_id)
+    assert len(rows) == 16 and len({r[0] for r in rows}) == 16 and {r[1] for r in rows} == {"resolved"}
