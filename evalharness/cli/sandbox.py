@@ -50,19 +50,20 @@ def bootstrap_cmd(base, method, mirror, rebuild, docker_host) -> None:
 @click.option("--pack", "-p", required=True, type=click.Path(), help="Task pack folder or manifest.")
 @click.option("--task", "only", multiple=True, help="Only these task ids (repeatable).")
 @CA_BUNDLE
-def build_cmd(pack, only, ca_bundle) -> None:
-    """Build (or find) the environment and task images of a pack.
+@DOCKER_HOST
+def build_cmd(pack, only, ca_bundle, docker_host) -> None:
+    """Build (or find) the environment and task images of a pack (on the engine --docker-host names, ahead of a
+    run there).
 
     A task whose image cannot be built is named with the reason on one line; the others are still
     built. Exit 1 when a task or the pack is broken, 3 when the engine or the network failed.
     """
     from evalharness.errors import ImageBuildError, TaskError
     from evalharness.packs import load_pack
-    from evalharness.sandbox.engine import docker_client
     from evalharness.sandbox.images import ImageBuilder
 
     loaded = load_pack(pack)
-    builder = ImageBuilder(docker_client(), ca_bundle=ca_bundle, log=click.echo)
+    builder = ImageBuilder(_client(docker_host), ca_bundle=ca_bundle, log=click.echo)
     failed: dict[tuple[str, bool], list[str]] = {}
     unknown = sorted(set(only) - {t.instance_id for t in loaded.tasks})
     if unknown:

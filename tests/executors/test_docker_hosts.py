@@ -255,3 +255,15 @@ def test_ctrl_c_cleans_both_engines_and_a_resume_finishes(tmp_path, second_engin
     run_cli("run", "--resume", run_id, *hosts, cwd=tmp_path, timeout=900)
     rows = _rows(db, run_id)
     assert len(rows) == 16 and len({r[0] for r in rows}) == 16 and {r[1] for r in rows} == {"resolved"}
+
+
+@pytest.mark.docker
+def test_sandbox_build_and_gc_work_against_another_engine(tmp_path, second_engine):
+    task = "boltons-mathutils-ceil-exact-match"
+    done = run_cli("sandbox", "build", "-p", str(QUICKSTART), "--task", task, "--docker-host", second_engine.url,
+                   cwd=tmp_path, timeout=900)
+    tag = done.stdout.split(f"{task}: ", 1)[1].split()[0]
+    assert tag.startswith("evalharness/task.quickstart:")
+    second_engine.client().images.get(tag)  # on the second engine, whatever the local one holds
+    gc = run_cli("sandbox", "gc", "--run-id", "no-such-run", "--docker-host", second_engine.url, cwd=tmp_path)
+    assert gc.stdout.startswith("removed 0 container")
