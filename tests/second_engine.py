@@ -91,7 +91,7 @@ class SecondEngine:
             return
         except docker.errors.ImageNotFound:
             pass
-        mine.images.load(source.images.get(tag).save(named=True))
+        mine.images.load(source.images.get(tag).save(named=tag))
 
     def containers(self, run_id: str) -> list[str]:
         return [c["Id"] for c in self.client().api.containers(all=True, filters={"label": f"evalharness.run_id={run_id}"})]

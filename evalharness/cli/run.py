@@ -70,7 +70,8 @@ TAG = click.option("--tag", "tags", multiple=True, callback=_parse_tags, metavar
                    "or tcp://host:2376 (TLS from DOCKER_CERT_PATH, or ?tls=CERT_DIR). #N runs N trials there at "
                    "once (default: --workers).")
 @click.option("--registry", default=None, metavar="HOST[:PORT][/PREFIX]",
-              help="Pull images from this registry (and push the ones built) instead of building on every engine.")
+              help="Share images through this registry: an engine that lacks an image pulls it (the base image "
+                   "too) before building it, and pushes what it built or already had, so a cluster builds each once.")
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--created-after", default=None, metavar="DATE",
               help="Only tasks created after DATE (YYYY-MM-DD: after that whole UTC day; or an ISO 8601 time). "

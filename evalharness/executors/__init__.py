@@ -64,7 +64,7 @@ def open_executor(spec: ExecutorSpec, *, run_id: str, pack: Pack, config: RunCon
         client = docker_client()
         if resume:
             remove_labelled(client, run_id)
-        node = open_node(run_id, pack, config, client, ca_bundle=ca_bundle, log=log)
+        node = open_node(run_id, pack, config, client, ca_bundle=ca_bundle, log=log, registry=spec.registry)
         return ThreadedExecutor([Slot(node, config.workers)], run_id, config, pack.name, log)
     if spec.kind == "hosts":
         from evalharness.executors.hosts import open_hosts

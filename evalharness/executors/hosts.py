@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Callable
 
 import docker
+import requests
+from docker.errors import DockerException
 
 from evalharness.errors import PrerequisiteError, UserError
 from evalharness.executors.threads import Slot, ThreadedExecutor
@@ -21,7 +23,7 @@ from evalharness.packs import Pack
 from evalharness.runconfig import RunConfig, matrix
 from evalharness.sandbox.docker import remove_labelled
 from evalharness.sandbox.engine import EngineHost, docker_client, parse_host
-from evalharness.sandbox.images import base_for, image_exists
+from evalharness.sandbox.images import base_for, image_exists, registry_ref
 
 __all__ = ["open_hosts", "needed_bases", "check_mounts"]
 
@@ -53,15 +55,22 @@ def check_mounts(hosts: list[EngineHost], harnesses: dict[str, dict]) -> None:
 
 
 def _seed_base(local: docker.DockerClient | None, client: docker.DockerClient, tag: str, name: str, host: EngineHost,
-               log: Callable[[str], None]) -> None:
+               log: Callable[[str], None], *, registry: str | None = None) -> None:
     if image_exists(client, tag):
         return
+    if registry is not None:  # the registry first: that is how a cluster shares images
+        try:
+            client.images.pull(*registry_ref(registry, tag).rsplit(":", 1)).tag(*tag.rsplit(":", 1))
+            log(f"pulled base image {tag} from {registry} to {host.label}")
+            return
+        except (DockerException, requests.exceptions.RequestException):
+            pass
     if local is None or not image_exists(local, tag):
         raise PrerequisiteError(f"base image {tag} is missing on {host.label}",
                                 f"make it there with: evalharness sandbox bootstrap --base {name} "
                                 f"--docker-host {host.label}")
     log(f"copying base image {tag} to {host.label}")
-    client.images.load(local.images.get(tag).save(named=True))
+    client.images.load(local.images.get(tag).save(named=tag))
     if not image_exists(client, tag):
         raise PrerequisiteError(f"copying {tag} to {host.label} did not produce it",
                                 f"make it there with: evalharness sandbox bootstrap --base {name} "
@@ -86,11 +95,11 @@ def open_hosts(spec, *, run_id: str, pack: Pack, config: RunConfig, resume: bool
     for host in hosts:
         client = docker_client(host=host)
         for name, tag in sorted(needed_bases(pack).items()):
-            _seed_base(local, client, tag, name, host, log)
+            _seed_base(local, client, tag, name, host, log, registry=spec.registry)
         if resume:
             remove_labelled(client, run_id)
         node = open_node(run_id, pack, config, client, ca_bundle=ca_bundle, log=log, node=host.label,
-                         engine=host.url)
+                         engine=host.url, registry=spec.registry)
         slots.append(Slot(node, host.workers or config.workers))
     executor = ThreadedExecutor(slots, run_id, config, pack.name, log)
     executor.name = "hosts"

@@ -18,7 +18,7 @@ from typing import Callable
 
 import docker
 
-from evalharness.errors import ImageBuildError, SandboxError, TaskError
+from evalharness.errors import ImageBuildError, PrerequisiteError, SandboxError, TaskError
 from evalharness.packs import Pack
 from evalharness.runconfig import RunConfig
 from evalharness.sandbox.base import Limits
@@ -60,9 +60,10 @@ def limits_of(config: RunConfig) -> Limits:
 
 def open_node(run_id: str, pack: Pack, config: RunConfig, client: docker.DockerClient, *,
               ca_bundle: Path | bytes | None = None, log: Callable[[str], None] | None = None, node: str = "local",
-              engine: str = "") -> NodeContext:
-    """The context of one engine. Images are built on that engine on demand, each content-hashed tag once."""
-    images = ImageBuilder(client, ca_bundle=ca_bundle, log=log)
+              engine: str = "", registry: str | None = None) -> NodeContext:
+    """The context of one engine. Images are built on that engine on demand, each content-hashed tag once (or
+    pulled from ``registry``, and pushed there once built)."""
+    images = ImageBuilder(client, ca_bundle=ca_bundle, log=log, registry=registry)
     limits = limits_of(config)
     ctx = TrialContext(run_id, pack, client, images, config.budget, limits)
     checker = TaskChecker(client, pack, run_id, limits, partial(images.task_image, pack),
@@ -98,6 +99,9 @@ def attempt(ctx: TrialContext, config: RunConfig, trial: Trial, stop: threading.
                 continue
             kind = Outcome.INFRA_ERROR if isinstance(e, ImageBuildError) else Outcome.SANDBOX_ERROR
             out = infra_output(trial, kind, f"{type(e).__name__}: {e}", attempts)
+        except PrerequisiteError as e:  # this engine lacks something (a base image): the machine's, not retried here
+            hint = f" ({e.hint})" if getattr(e, "hint", None) else ""
+            out = infra_output(trial, Outcome.INFRA_ERROR, f"{e.message}{hint}", attempts)
         except Exception as e:  # a bug of ours, not the agent's: recorded apart, the run goes on
             out = infra_output(trial, Outcome.INFRA_ERROR, "internal error in evalharness: "
                                + "".join(traceback.format_exception(e))[-3000:], attempts)

@@ -237,9 +237,17 @@ def harness_context(pack: Pack, env_tag: str, steps: list[str], workdir: str = "
 class ImageBuilder:
     """Builds the image tiers of packs, each tag at most once, and says which it built."""
 
-    def __init__(self, client: docker.DockerClient, *, ca_bundle: Path | bytes | None = None, log: Log | None = None):
-        """``ca_bundle``: a file, or its bytes (a driver ships them to a node that may not have the file)."""
+    def __init__(self, client: docker.DockerClient, *, ca_bundle: Path | bytes | None = None, log: Log | None = None,
+                 registry: str | None = None):
+        """``ca_bundle``: a file, or its bytes (a driver ships them to a node that may not have the file).
+        ``registry`` (``HOST[:PORT][/PREFIX]``): an image missing here is pulled from it before it is built, and
+        an image built here is pushed to it, so a cluster builds each image once."""
         self.client = client
+        self.registry = registry.rstrip("/") if registry else None
+        self.pulled: list[str] = []
+        self._shared_bases: set[str] = set()
+        self._shared: set[str] = set()
+        """Tags this builder has pushed or pulled (once each)."""
         if isinstance(ca_bundle, bytes):
             self.ca_bundle: bytes | None = ca_bundle
         else:
@@ -259,7 +267,18 @@ class ImageBuilder:
         if task is None and pack.spec.recipes is not None:
             raise ValueError("a recipe pack has one environment per task: pass the task")
         spec = pack.spec_for(task) if task is not None else pack.spec
-        base_tag = require_base(self.client, base_for(spec.environment, pack).name, pack)
+        base = base_for(spec.environment, pack)
+        if self.registry:  # the base is made by `sandbox bootstrap`, not built here: shared through the registry too
+            with self._guard:
+                lock = self._locks.setdefault(f"base {base.tag}", threading.Lock())
+            with lock:
+                if base.tag not in self._shared_bases:
+                    self._shared_bases.add(base.tag)
+                    if image_exists(self.client, base.tag):
+                        self._push(base.tag)
+                    else:
+                        self._pull(base.tag)
+        base_tag = require_base(self.client, base.name, pack)
         ctx = environment_context(pack, base_tag, self.ca_bundle, spec)
         key = pack.environment_key(task) if task is not None else "default"
         name = pack.name.lower() if key == "default" else key
@@ -300,7 +319,10 @@ class ImageBuilder:
             if len(failures) >= MAX_BUILD_ATTEMPTS:  # a broken recipe is not rebuilt for every trial
                 raise ImageBuildError(f"building {tag} failed {len(failures)} times in this run; not trying again",
                                       failures[-1].log_tail, reason=failures[-1].reason, kind=failures[-1].kind)
-            if not image_exists(self.client, tag):
+            if self.registry and tag not in self._shared and image_exists(self.client, tag):
+                self._shared.add(tag)  # built here earlier: make sure the registry has it too (cheap when it does)
+                self._push(tag)
+            if not image_exists(self.client, tag) and not (self.registry and self._pull(tag)):
                 self.log(f"building {tag}")
                 for note in ctx.notes:
                     self.log(f"note: {note}")
@@ -319,7 +341,47 @@ class ImageBuilder:
                     raise
                 self.built.append(tag)
                 self.durations[tag] = round(time.monotonic() - started, 1)
+                if self.registry:
+                    self._shared.add(tag)
+                    self._push(tag)
         return tag
+
+    def _pull(self, tag: str) -> bool:
+        """``tag`` from the registry, named ``tag`` here; False when the registry does not have it (or answers not)."""
+        remote = registry_ref(self.registry, tag)
+        try:
+            image = self.client.images.pull(*remote.rsplit(":", 1))
+            image.tag(*tag.rsplit(":", 1))
+        except (DockerException, requests.exceptions.RequestException) as e:
+            self.log(f"not in registry {self.registry}: {tag} ({_first_line(e)}); building it")
+            return False
+        self.log(f"pulled {tag} from {self.registry}")
+        self.pulled.append(tag)
+        self._shared.add(tag)
+        return True
+
+    def _push(self, tag: str) -> None:
+        """Push a built image (a failed push costs the others a build, nothing else: logged, not raised)."""
+        remote = registry_ref(self.registry, tag)
+        try:
+            self.client.images.get(tag).tag(*remote.rsplit(":", 1))
+            for line in self.client.images.push(*remote.rsplit(":", 1), stream=True, decode=True):
+                if "error" in line:
+                    raise DockerException(line["error"])
+            self.log(f"pushed {tag} to {self.registry}")
+        except (DockerException, requests.exceptions.RequestException) as e:
+            self.log(f"warning: could not push {tag} to {self.registry}: {_first_line(e)}")
+
+
+def registry_ref(registry: str, tag: str) -> str:
+    """The registry's name for ``tag`` (pure): ``127.0.0.1:5000/team`` + ``evalharness/task.p:abc`` ->
+    ``127.0.0.1:5000/team/evalharness/task.p:abc``."""
+    return f"{registry.rstrip('/')}/{tag}"
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else type(e).__name__
 
 
 def build_image(client: docker.DockerClient, tag: str, ctx: BuildContext, *, timeout: float,
