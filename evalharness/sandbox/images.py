@@ -352,6 +352,7 @@ class ImageBuilder:
         try:
             image = self.client.images.pull(*remote.rsplit(":", 1))
             image.tag(*tag.rsplit(":", 1))
+            self._untag(remote)
         except (DockerException, requests.exceptions.RequestException) as e:
             self.log(f"not in registry {self.registry}: {tag} ({_first_line(e)}); building it")
             return False
@@ -371,6 +372,15 @@ class ImageBuilder:
             self.log(f"pushed {tag} to {self.registry}")
         except (DockerException, requests.exceptions.RequestException) as e:
             self.log(f"warning: could not push {tag} to {self.registry}: {_first_line(e)}")
+        finally:
+            self._untag(remote)
+
+    def _untag(self, remote: str) -> None:
+        """Drop the registry's name of an image here (the image stays under its own tag)."""
+        try:
+            self.client.images.remove(remote, noprune=True)
+        except (DockerException, requests.exceptions.RequestException):
+            pass
 
 
 def registry_ref(registry: str, tag: str) -> str:
