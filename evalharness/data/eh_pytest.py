@@ -1,7 +1,7 @@
 """evalharness's guarded pytest launcher, run by the grader inside the grading sandbox.
 
 Usage (by the grader only): python -s eh_pytest.py < settings 3> results
-The settings line (JSON: nonce, workdir, pytest arguments) comes on standard input, opened by
+The settings line (JSON: nonce, workdir, pytest arguments, the argv shown) comes on standard input, opened by
 root from a folder the test process cannot read, and is never put in argv, the environment or a
 file the tests can see. Results go, one JSON line each, to file descriptor 3, also opened by
 root. Every line carries the nonce. The plugin records, for each test phase, what the test
@@ -38,13 +38,11 @@ def _main():
     import _pytest.reports
     import _pytest.runner
 
-    watched = _watched()
-    before = dict((name, _identity(obj)) for name, obj in watched)
+    before = [(spec, _identity(obj)) for spec, obj in _watched()]
     workdir = settings["workdir"]
 
     def changed():
-        now = dict((name, _identity(obj)) for name, obj in _watched())
-        return sorted(name for name in before if now.get(name) != before[name])
+        return sorted(_name(spec) for spec, identity in before if not _is(_current(spec), identity))
 
     class Recorder(object):
         def __init__(self):
@@ -90,7 +88,7 @@ def _main():
             emit({"t": "report", "id": report.nodeid, "when": report.when, "outcome": report.outcome,
                   "wasxfail": getattr(report, "wasxfail", None), "longrepr": longrepr[-2000:],
                   "skip_from": skip_from})
-            if self.first_change is None:
+            if self.first_change is None and not _unchanged(before):
                 moved = changed()
                 if moved:
                     self.first_change = moved
@@ -122,8 +120,9 @@ def _main():
     emit({"t": "start", "pytest": pytest.__version__, "python": sys.version.split()[0]})
     sys.path.insert(0, workdir)  # what `python -m pytest` run in the work tree does
     os.chdir(workdir)
-    # argv as `python -m pytest ARGS` has it: code that looks there finds the decoy --junitxml
-    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + list(settings["args"])
+    # argv as `python -m pytest ARGS` has it, with the grader's decoy --junitxml that pytest is not given
+    shown = settings.get("argv", settings["args"])
+    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + list(shown)
     code = pytest.main(list(settings["args"]), plugins=[Recorder()])
     code = int(code)
     emit({"t": "exit", "code": code})
@@ -133,34 +132,43 @@ def _main():
     sys.exit(code)
 
 
+_WATCHED = (
+    ("_pytest.runner", None, "call_and_report"), ("_pytest.runner", None, "runtestprotocol"),
+    ("_pytest.runner", None, "call_runtest_hook"), ("_pytest.runner", "CallInfo", "from_call"),
+    ("_pytest.runner", None, "pytest_runtest_makereport"),
+    ("_pytest.reports", "TestReport", "from_item_and_call"),
+    ("_pytest.reports", "BaseReport", "passed"), ("_pytest.reports", "BaseReport", "failed"),
+    ("_pytest.skipping", None, "pytest_runtest_makereport"), ("_pytest.python", None, "pytest_pyfunc_call"),
+    ("_pytest.main", None, "pytest_runtestloop"), ("_pytest.terminal", "TerminalReporter", "pytest_runtest_logreport"),
+    ("pluggy._callers", None, "_multicall"), ("pluggy._hooks", "HookCaller", "__call__"),
+    ("pluggy._hooks", "_HookCaller", "__call__"), ("pluggy.callers", None, "_multicall"),
+    ("pluggy.hooks", "_HookCaller", "__call__"), ("pytest", None, "main"))
+"""The functions that turn a test's outcome into its report: (module, class or None, attribute)."""
+
+
 def _watched():
-    """The functions that turn a test's outcome into its report, as they are now."""
-    import _pytest.reports
-    import _pytest.runner
-    import pluggy
+    """The watched functions that exist, as they are now: (spec, object) pairs."""
     out = []
-    for module_name, owner_name, attr in (
-            ("_pytest.runner", None, "call_and_report"), ("_pytest.runner", None, "runtestprotocol"),
-            ("_pytest.runner", None, "call_runtest_hook"), ("_pytest.runner", "CallInfo", "from_call"),
-            ("_pytest.runner", None, "pytest_runtest_makereport"),
-            ("_pytest.reports", "TestReport", "from_item_and_call"),
-            ("_pytest.reports", "BaseReport", "passed"), ("_pytest.reports", "BaseReport", "failed"),
-            ("_pytest.skipping", None, "pytest_runtest_makereport"), ("_pytest.python", None, "pytest_pyfunc_call"),
-            ("_pytest.main", None, "pytest_runtestloop"), ("_pytest.terminal", "TerminalReporter",
-                                                          "pytest_runtest_logreport"),
-            ("pluggy._callers", None, "_multicall"), ("pluggy._hooks", "HookCaller", "__call__"),
-            ("pluggy._hooks", "_HookCaller", "__call__"), ("pluggy.callers", None, "_multicall"),
-            ("pluggy.hooks", "_HookCaller", "__call__")):
-        module = sys.modules.get(module_name)
-        owner = getattr(module, owner_name, None) if owner_name else module
-        if owner is None:
-            continue
-        value = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+    for spec in _WATCHED:
+        value = _current(spec)
         if value is not None:
-            out.append(("%s.%s%s" % (module_name, owner_name + "." if owner_name else "", attr), value))
-    out.append(("pytest.main", getattr(sys.modules.get("pytest"), "main", None)))
-    del pluggy
+            out.append((spec, value))
     return out
+
+
+def _current(spec):
+    """What ``spec`` names now (None when absent): a class's own attribute, not one it inherits or binds."""
+    module_name, owner_name, attr = spec
+    module = sys.modules.get(module_name)
+    owner = getattr(module, owner_name, None) if owner_name else module
+    if owner is None:
+        return None
+    return owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+
+
+def _name(spec):
+    module_name, owner_name, attr = spec
+    return "%s.%s%s" % (module_name, owner_name + "." if owner_name else "", attr)
 
 
 def _identity(obj):
@@ -170,6 +178,37 @@ def _identity(obj):
     code = getattr(target, "__code__", None)
     return (id(obj), id(target), id(code) if code is not None else None,
             hash(code.co_code) if code is not None else None)
+
+
+def _is(obj, identity):
+    """Is ``obj`` still what ``identity`` (``_identity``) was taken of?"""
+    return _identity(obj) == identity
+
+
+def _unchanged(before):
+    """Every watched function is what it was at start: ``_current`` and ``_is`` for each, inlined, building no
+    object. It runs after every test phase; the calls and the containers it would build each time cost about a
+    second over a run of 6,000 tests (garbage-collector passes over the whole session among it)."""
+    modules = sys.modules
+    for (module_name, owner_name, attr), (obj_id, target_id, code_id, code_hash) in before:
+        owner = modules.get(module_name)
+        if owner_name:
+            owner = getattr(owner, owner_name, None)
+        if owner is None:
+            return False
+        obj = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+        target = getattr(obj, "__func__", obj)
+        if isinstance(target, property):
+            target = target.fget
+        if id(obj) != obj_id or id(target) != target_id:
+            return False
+        code = getattr(target, "__code__", None)
+        if code is None:
+            if code_id is not None:
+                return False
+        elif id(code) != code_id or hash(code.co_code) != code_hash:
+            return False
+    return True
 
 
 _SENSITIVE = ("pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_report_teststatus",

@@ -256,19 +256,47 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
 
 
 def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str) -> dict:
-    """The launcher's settings line: pytest's arguments with the test files, the canaries, a decoy
-    ``--junitxml`` (never read: a forgery that writes it and leaves early trips) and
-    ``--continue-on-collection-errors``."""
+    """The launcher's settings line: pytest's arguments with the test files, the canaries and
+    ``--continue-on-collection-errors``; ``argv`` is what ``sys.argv`` shows, the same with a decoy
+    ``--junitxml`` first. pytest is not given the decoy (no time goes to writing XML nobody reads); a forgery
+    that finds it in argv, writes it and leaves early trips."""
     files = list(task.test_files) + ([canaries.path] if canaries else [])
     argv_args: list[str] = []
-    for token in args:
+    for token in cheap_report_chars(args):
         argv_args += files if token == "{test_files}" else [token]
     if "{test_files}" not in args:
         argv_args += files
     decoy = f"--junitxml={WORK}/junit-{secrets.token_hex(4)}.xml"
     # a test file the patch broke (an import it removed) must not stop the session: the canaries still run, so
     # the missing tests read as the agent's failure, not as a forgery (pytest >= 3.0 has the option)
-    return {"nonce": nonce, "workdir": workdir, "args": [decoy, "--continue-on-collection-errors", *argv_args]}
+    pytest_argv = ["--continue-on-collection-errors", *argv_args]
+    return {"nonce": nonce, "workdir": workdir, "args": pytest_argv, "argv": [decoy, *pytest_argv]}
+
+
+def cheap_report_chars(args: list[str]) -> list[str]:
+    """Pure: ``args`` with ``P`` taken out of pytest's ``-r`` characters (``A`` becomes ``fEsxXp``).
+
+    ``P`` prints a PASSES section whose cost grows with the square of the passing tests (pytest looks up each
+    one's teardown among all reports): 6,400 passing tests spend most of a minute there. The guarded verdict
+    reads the launcher's records, never the printed summary, and the short summary lines stay."""
+    out, value_next = [], False
+    for token in args:
+        if value_next:
+            out.append(_without_passes(token))
+            value_next = False
+        elif token == "-r":
+            out.append(token)
+            value_next = True
+        elif token.startswith("-r") and not token.startswith("-r="):
+            out.append("-r" + _without_passes(token[2:]))
+        else:
+            out.append(token)
+    return out
+
+
+def _without_passes(chars: str) -> str:
+    kept = "".join("fEsxXp" if c == "A" else c for c in chars if c != "P")
+    return kept or "N"
 
 
 def write_files(sandbox: Sandbox, files: dict[str, bytes]) -> None:

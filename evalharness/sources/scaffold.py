@@ -80,7 +80,7 @@ class Detected:
     def test_command(self) -> str:
         extra = [f"-p {p}" for p in self.plugins.value] + ([f"-o pythonpath={self.pythonpath.value}"]
                                                            if self.pythonpath.value else [])
-        return " ".join(["python -m pytest -rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit_xml}",
+        return " ".join(["python -m pytest -rfEsxXp -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit_xml}",
                          *extra, "{test_files}"])
 
 

@@ -1,0 +1,142 @@
+"""Cheaper grading keeps every check (issue 13, item 4).
+
+Pins: with `-rA` in the test command, pytest's PASSES section looks up each passing test's teardown among all
+reports, so 6,400 passing idna tests spent most of a minute there; the guarded launcher also made pytest write a
+decoy JUnit file nobody reads, and compared its watched functions by building dictionaries after every test
+phase. The grader now drops `P` from the `-r` characters of a guarded run, shows the decoy in `sys.argv` only,
+and checks the watched functions with a loop; the default test command prints `-rfEsxXp`. None of this may cost
+a check: the unguarded path still catches a JUnit file that disagrees with the printed summary and printed
+PASSED lines, and a replaced report function is still seen.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import _pytest.reports
+import _pytest.runner
+import pytest
+
+from evalharness.grading.grade import cheap_report_chars, grade
+from evalharness.sources.scaffold import Detected
+from evalharness.types import Outcome
+
+ROOT = Path(__file__).resolve().parent
+FORGERIES = ROOT / "data" / "forgeries"
+FAKE_PASSED = """\
+--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -1,4 +1,9 @@
+ \"\"\"A tiny library used by evalharness's own tests.\"\"\"
++import atexit
++import sys
++
++print("PASSED tests/test_calc.py::test_clamp_high_edge")
++atexit.register(lambda: sys.stdout.write("PASSED tests/test_calc.py::test_clamp_high_edge\\n"))
+ 
+ 
+ def add(a, b):
+"""
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["-rA", "-p", "no:cacheprovider"], ["-rfEsxXp", "-p", "no:cacheprovider"]),
+    (["-r", "A", "{test_files}"], ["-r", "fEsxXp", "{test_files}"]),
+    (["-rfEP"], ["-rfE"]),
+    (["-rP"], ["-rN"]),
+    (["-ra", "-q"], ["-ra", "-q"]),
+    (["--runxfail", "-rfEsxXp"], ["--runxfail", "-rfEsxXp"]),
+])
+def test_the_guarded_run_drops_only_the_passes_section(args, expected):
+    assert cheap_report_chars(args) == expected
+
+
+def test_the_default_test_command_prints_a_summary_line_per_test_without_the_passes_section():
+    command = Detected.test_command.fget(_detected())
+    assert "-rfEsxXp" in command and "-rA" not in command and "--junitxml={junit_xml}" in command
+    assert "-rfEsxXp" in (ROOT.parent / "tasks" / "quickstart" / "pack.yaml").read_text()
+
+
+def _detected():
+    from evalharness.sources.scaffold import Choice
+
+    empty = Choice([], "")
+    return Detected(python=Choice("3.11", ""), base="bookworm", layout=Choice("flat", ""), tests=Choice("none", ""),
+                    runner=Choice("pytest", ""), install=empty, pip=empty, plugins=empty, pythonpath=Choice("", ""))
+
+
+def _launcher():
+    path = ROOT.parent / "evalharness" / "data" / "eh_pytest.py"
+    spec = importlib.util.spec_from_file_location("eh_pytest_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_loop_check_sees_what_the_full_comparison_sees(monkeypatch):
+    launcher = _launcher()
+    before = [(spec, launcher._identity(obj)) for spec, obj in launcher._watched()]
+    assert len(before) >= 10 and launcher._unchanged(before)
+    names = {launcher._name(spec) for spec, _ in before}
+    assert "_pytest.reports.TestReport.from_item_and_call" in names and "pytest.main" in names
+
+    def forged(cls, item, call):  # a replacement report maker
+        return None
+
+    monkeypatch.setattr(_pytest.reports.TestReport, "from_item_and_call", classmethod(forged))
+    assert not launcher._unchanged(before)
+    monkeypatch.undo()
+    assert launcher._unchanged(before)
+    # the same function object with other code in it
+    original = _pytest.runner.call_and_report.__code__
+    monkeypatch.setattr(_pytest.runner.call_and_report, "__code__", forged.__code__.replace(
+        co_name=original.co_name, co_argcount=original.co_argcount, co_varnames=original.co_varnames[:3],
+        co_nlocals=3))
+    assert not launcher._unchanged(before)
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "_pytest.runner", type(sys)("_pytest.runner"))
+    assert not launcher._unchanged(before)
+    monkeypatch.undo()
+    assert launcher._unchanged(before)
+
+
+@pytest.fixture
+def clamp_task(tinypack):
+    return tinypack.task("tiny-clamp")
+
+
+def _grade(tinypack, task, patch, sandbox_factory, command):
+    spec = tinypack.spec.model_copy(update={"test_command": command})
+    box = sandbox_factory(tinypack, task, role="grader")
+    return grade(task, spec, patch, box), box
+
+
+@pytest.mark.docker
+def test_a_guarded_run_prints_no_passes_section_and_writes_no_junit_file(tinypack, clamp_task, sandbox_factory):
+    result, box = _grade(tinypack, clamp_task, clamp_task.patch, sandbox_factory, tinypack.spec.test_command)
+    assert "-rA" in tinypack.spec.test_command  # the pack asks for the PASSES section
+    assert result.runner == "guarded" and result.outcome is Outcome.RESOLVED, result.reason
+    assert "PASSED tests/test_calc.py::test_clamp_high_edge" in result.test_output
+    assert "= PASSES =" not in result.test_output
+    left = box.exec("ls /tmp; ls /tmp/junit-*.xml 2>/dev/null | wc -l", user="root").output.split()
+    assert left[-1] == "0", left
+
+
+@pytest.mark.docker
+def test_the_unguarded_cross_check_still_catches_a_rewritten_junit_file(tinypack, clamp_task, sandbox_factory):
+    command = "true && " + Detected.test_command.fget(_detected())
+    forgery = (FORGERIES / "rewrite_junit_at_exit.diff").read_text()
+    result, _ = _grade(tinypack, clamp_task, forgery, sandbox_factory, command)
+    assert result.runner == "command" and result.outcome is Outcome.UNRESOLVED, result.reason
+    assert result.junit_xml is not None and "printed summary says failed" in result.reason, result.reason
+
+
+@pytest.mark.docker
+def test_the_unguarded_default_command_still_catches_printed_passed_lines(tinypack, clamp_task, sandbox_factory):
+    command = "true && " + Detected.test_command.fget(_detected())
+    for parser in ("junit", "pytest"):
+        spec = tinypack.spec.model_copy(update={"test_command": command, "log_parser": parser})
+        result = grade(clamp_task, spec, FAKE_PASSED, sandbox_factory(tinypack, clamp_task, role="grader"))
+        assert result.runner == "command" and result.outcome is Outcome.UNRESOLVED, (parser, result.reason)
