@@ -86,11 +86,11 @@ def docker_client(timeout: float = 900, host: EngineHost | None = None) -> docke
         else:
             client = _host_client(host, timeout)
         client.ping()
-    except (DockerException, requests.exceptions.RequestException) as e:
+    except (DockerException, requests.exceptions.RequestException, *_transport_errors(host)) as e:
         if host is not None:
             raise PrerequisiteError(f"Docker engine {host.label} not reachable ({type(e).__name__}: {_first_line(e)})",
-                                    "check the URL, that its engine runs, and (ssh) that you can `ssh` there and run "
-                                    "docker, or (tcp) the certificates") from e
+                                    _SSH_HINT if host.url.startswith("ssh://") else
+                                    "check the URL, that its engine runs, and (tcp) the certificates") from e
         client_version = _client_version()
         raise PrerequisiteError(
             f"Docker engine not reachable ({client_version}; {type(e).__name__}: {_first_line(e)})", _START_HINT
@@ -98,7 +98,25 @@ def docker_client(timeout: float = 900, host: EngineHost | None = None) -> docke
     return client
 
 
+_SSH_HINT = ("check the URL, and that `ssh user@host docker version` works from here without a prompt: the host's key "
+             "must be in ~/.ssh/known_hosts (that file; evalharness never adds a key), your key in ~/.ssh, "
+             "~/.ssh/config's IdentityFile or your ssh agent, and docker on that user's PATH there")
+
+
+def _transport_errors(host: EngineHost | None) -> tuple[type[BaseException], ...]:
+    """What connecting raises besides docker-py's own errors: its ssh transport (paramiko, imported only for an ssh
+    engine) lets an unknown or changed host key, a refused key, a missing key file and a refused connection
+    through as they are."""
+    if host is None or not host.url.startswith("ssh://"):
+        return ()
+    import paramiko
+
+    return (paramiko.SSHException, OSError)
+
+
 def _host_client(host: EngineHost, timeout: float) -> docker.DockerClient:
+    if host.url.startswith("ssh://"):
+        return _ssh_client(host, timeout)
     if host.tls_dir is None:
         return docker.DockerClient(base_url=host.url, timeout=int(timeout))
     # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace the engine's CA given here (its environment merge
@@ -109,6 +127,24 @@ def _host_client(host: EngineHost, timeout: float) -> docker.DockerClient:
     client.api._version = client.api.version(api_version=False)["ApiVersion"]
     return client
 
+
+def _ssh_client(host: EngineHost, timeout: float) -> docker.DockerClient:
+    """Over paramiko (docker-py's default), every HTTP connection is a session channel of one ssh connection, and
+    sshd allows 10 of them at once (MaxSessions). docker-py keeps a pool per request URL (a new one per exec id,
+    up to 9), each holding its idle channels open: with a few trials at once the server refused channels
+    (ChannelException: Connect failed). One pool, of few idle channels, for the one engine.
+
+    paramiko, not the ssh CLI (``use_ssh_client``): the CLI starts an ssh process per connection (an exec took
+    3 s, not 0.8 s) and cannot half-close a command's stdin."""
+    client = docker.DockerClient(base_url=host.url, timeout=int(timeout), max_pool_size=_SSH_IDLE_CHANNELS)
+    adapter = client.api.get_adapter("http+docker://ssh")
+    per_url = adapter.get_connection
+    adapter.get_connection = lambda url, proxies=None: per_url("http+docker://ssh/", proxies)
+    return client
+
+
+_SSH_IDLE_CHANNELS = 3
+"""Idle channels kept open to an ssh engine: each trial at once holds about two more while it runs a command."""
 
 _FIRST_API = "1.41"
 """The oldest engine API evalharness uses (Docker 20.10), spoken until the engine has said its own."""
