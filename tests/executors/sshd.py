@@ -73,12 +73,13 @@ class Sshd:
         return (self.root / "sshd.log").read_text(errors="replace")
 
     def stop(self, timeout: float = 10) -> None:
-        """Stop the listener and every session it started (its process group)."""
+        """Stop the listener and every connection it accepted (each of which sshd put in a session of its own)."""
         if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            for pid in [self.proc.pid, *_children(self.proc.pid)]:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -142,6 +143,18 @@ def _config(root: Path, port: int) -> str:
         "LogLevel VERBOSE",
         "",
     ])
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def _free_port() -> int:

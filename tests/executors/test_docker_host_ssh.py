@@ -1,7 +1,8 @@
 """`run --docker-host ssh://` through a real OpenSSH server on 127.0.0.1 (key login, the host key known in a
 client home of the test's own): a trial resolves, its result names the ssh URL, no container is left, and
 `sandbox gc` reaches the same engine; four trials at once fit in sshd's default 10 sessions per connection; a host
-whose key is unknown or changed is refused with a hint, never trusted.
+whose key is unknown or changed is refused with a hint, never trusted; a server that stops mid-run gives the
+engine's trials to the local one.
 
 Pins issue 13: ssh:// was accepted but had never been run. Run, four trials at once all ended as infrastructure
 failures (ChannelException: Connect failed): docker-py keeps a connection pool per request URL, each holding idle
@@ -11,12 +12,14 @@ ssh channels, past sshd's MaxSessions. A refused host key or login printed a par
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from pathlib import Path
+import subprocess
+import time
 
 import pytest
 from sshd import Sshd, missing
-from support import REPO, run_cli
+from support import EVALHARNESS, REPO, run_cli
 
 QUICKSTART = REPO / "tasks" / "quickstart"
 TASK = "boltons-strutils-parse-int-list"
@@ -66,6 +69,45 @@ def test_four_trials_at_once_fit_in_the_servers_sessions(tmp_path, sshd, docker_
     assert outcomes == ["resolved"] * 8, outcomes
     assert "open failed" not in sshd.log()
     assert _labelled(docker_client, run_id) == []
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_server_stopped_mid_run_gives_its_trials_to_the_local_engine(tmp_path, sshd, docker_client, base_image):
+    stderr = tmp_path / "stderr.txt"
+    with open(stderr, "w") as log:
+        proc = subprocess.Popen([*EVALHARNESS, "run", "-p", str(QUICKSTART), "-H", "oracle", "--docker-host",
+                                 "unix:///var/run/docker.sock#1", "--docker-host", f"{sshd.url}#1"],
+                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **sshd.env()})
+    try:
+        deadline = time.monotonic() + 600
+        while not [n for n in _nodes(tmp_path) if n == sshd.url]:  # the ssh engine has recorded a trial: stop it
+            assert proc.poll() is None and time.monotonic() < deadline, stderr.read_text()
+            time.sleep(0.2)
+        sshd.stop()
+        assert proc.wait(timeout=900) == 0, stderr.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    nodes = _nodes(tmp_path)
+    assert len(nodes) == 8 and nodes.count(sshd.url) >= 1, nodes
+    assert f"engine {sshd.url} stopped answering" in " ".join(stderr.read_text().split())
+    with sqlite3.connect(tmp_path / "runs" / "evalharness.db") as conn:
+        rows = conn.execute("select trial_id, outcome from trials").fetchall()
+    assert len({r[0] for r in rows}) == len(rows) == 8 and {r[1] for r in rows} == {"resolved"}, rows
+    for run in (tmp_path / "runs").iterdir():
+        if run.is_dir():
+            assert _labelled(docker_client, run.name) == []
+
+
+def _nodes(tmp_path) -> list[str]:
+    found = []
+    for path in (tmp_path / "runs").glob("*/**/result.json"):
+        try:
+            found.append(json.loads(path.read_text())["node"])
+        except (OSError, ValueError):  # being written
+            continue
+    return found
 
 
 @pytest.mark.docker
