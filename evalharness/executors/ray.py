@@ -70,18 +70,23 @@ class Schedule:
     def assign(self) -> list[tuple[str, str]]:
         """(worker, trial id) pairs to start now: each live worker filled up to its capacity, in turn."""
         out: list[tuple[str, str]] = []
-        progress = True
-        while self.todo and progress:
-            progress = False
-            for worker in self.live:
-                if self.todo and len(self.running[worker]) < self.capacity[worker]:
-                    trial_id = self.todo.popleft()
-                    if trial_id not in self.remaining:  # recorded meanwhile from an earlier placement
-                        continue
-                    self.running[worker].add(trial_id)
-                    out.append((worker, trial_id))
-                    progress = True
-        return out
+        while True:
+            free = [w for w in self.live if len(self.running[w]) < self.capacity[w]]
+            if not free:
+                return out
+            for worker in free:
+                trial_id = self._next()
+                if trial_id is None:
+                    return out
+                self.running[worker].add(trial_id)
+                out.append((worker, trial_id))
+
+    def _next(self) -> str | None:
+        while self.todo:
+            trial_id = self.todo.popleft()
+            if trial_id in self.remaining:  # else recorded meanwhile from an earlier placement
+                return trial_id
+        return None
 
     def finished(self, worker: str, trial_id: str) -> bool:
         """A result came back from ``worker``: True when it is the trial's first (the one to record)."""
@@ -127,8 +132,8 @@ class NodeWorker:
     """What runs in the actor on one node: the node's engine, the pack from the shared path, the rebuilt matrix."""
 
     def __init__(self, run_id: str, pack_path: str, pack_hash: str, config: dict[str, Any], cwd: str,
-                 ca_bundle: bytes | None, ip: str):
-        self.ip = ip
+                 ca_bundle: bytes | None, ip: str, registry: str | None = None):
+        self.ip, self.registry = ip, registry
         self.run_id, self.pack_path, self.pack_hash, self.config_data = run_id, pack_path, pack_hash, config
         self.cwd, self.ca_bundle = cwd, ca_bundle
         self.stop_event = threading.Event()
@@ -136,6 +141,7 @@ class NodeWorker:
         self.lock = threading.Lock()
         self.node: Any = None
         self.trials: dict[str, Trial] = {}
+        self.active = 0
 
     def open(self, resume: bool) -> dict[str, Any]:
         """Connect to this node's engine and load the pack: {"node", "engine"} or {"error", "hint"} (no raise: the
@@ -166,7 +172,7 @@ class NodeWorker:
             self.trials = describe(matrix(pack, config), pack.name)
             self.config = config
             self.node = open_node(self.run_id, pack, config, client, ca_bundle=self.ca_bundle, log=self._log,
-                                  node=label, engine=engine)
+                                  node=label, engine=engine, registry=self.registry)
         except UserError as e:
             return {"node": label, "error": f"node {label}: {e.message}", "hint": e.hint}
         return {"node": label, "engine": engine}
@@ -177,19 +183,35 @@ class NodeWorker:
 
     def run(self, trial_id: str) -> tuple[Finished, list[str]]:
         """One trial on this node's engine; the node's log lines since the last call come along."""
-        out, attempts = attempt(self.node.ctx, self.config, self.trials[trial_id], self.stop_event, self.node.checker)
         with self.lock:
-            lines, self.lines = self.lines, []
+            self.active += 1
+        try:
+            out, attempts = attempt(self.node.ctx, self.config, self.trials[trial_id], self.stop_event,
+                                    self.node.checker)
+        finally:
+            with self.lock:
+                self.active -= 1
+                lines, self.lines = self.lines, []
         return Finished(trial_id, out, attempts, self.node.node), lines
 
     def stop(self) -> None:
         self.stop_event.set()
 
-    def clean(self) -> int:
-        """Remove the run's containers on this node's engine; how many."""
+    def clean(self, wait_s: float = 0) -> int:
+        """Remove the run's containers on this node's engine; how many. With ``wait_s`` (the run is stopping), wait
+        that long for the trials still running to give up, and remove what they created meanwhile."""
+        import time
+
         from evalharness.sandbox.docker import remove_labelled
 
-        return remove_labelled(self.node.ctx.client, self.run_id) if self.node is not None else 0
+        if self.node is None:
+            return 0
+        removed = remove_labelled(self.node.ctx.client, self.run_id)
+        deadline = time.monotonic() + wait_s
+        while self.active and time.monotonic() < deadline:
+            time.sleep(0.2)
+            removed += remove_labelled(self.node.ctx.client, self.run_id)
+        return removed + (remove_labelled(self.node.ctx.client, self.run_id) if wait_s else 0)
 
     def built(self) -> list[str]:
         return list(self.node.built) if self.node is not None else []
@@ -259,7 +281,7 @@ def open_ray(spec, *, run_id: str, pack: Pack, config: RunConfig, resume: bool, 
             options["runtime_env"] = {"env_vars": env}
         actors[n["NodeID"]] = remote.options(**options).remote(
             run_id, str(pack.root), pack.content_hash, config.model_dump(mode="json"), os.getcwd(), bundle,
-            n["NodeManagerAddress"])
+            n["NodeManagerAddress"], spec.registry)
     executor = RayExecutor(actors, run_id, config, pack.name, log, started)
     try:
         executor.open(resume)
@@ -369,23 +391,23 @@ class RayExecutor:
 
         for actor in self.actors.values():
             actor.stop.remote()
-        self._clean_nodes()
+        self._clean_nodes(wait_s=STOP_GRACE_S)
         for ref in refs:
             try:
                 ray.cancel(ref)  # force is refused for actor tasks: ray.kill at close ends the actor itself
             except Exception:  # noqa: BLE001 - already finished or its node is gone
                 pass
 
-    def _clean_nodes(self) -> list[str]:
+    def _clean_nodes(self, wait_s: float = 0) -> list[str]:
         """Each live actor removes the run's containers on its engine; returns the labels that did not answer."""
         import ray
 
-        refs = {key: actor.clean.remote() for key, actor in self.actors.items()
+        refs = {key: actor.clean.remote(wait_s) for key, actor in self.actors.items()
                 if self.labels.get(key) not in self.lost_engines}
         failed = []
         for key, ref in refs.items():
             try:
-                ray.get(ref, timeout=STOP_GRACE_S)
+                ray.get(ref, timeout=wait_s + STOP_GRACE_S)
             except Exception as e:  # noqa: BLE001 - a node that does not answer is cleaned by URL below
                 failed.append(key)
                 if key in self.engines:
@@ -405,15 +427,20 @@ class RayExecutor:
                 pass
 
     def close(self, run_id: str) -> list[str]:
-        """Remove the run's containers on every node (lost nodes' engines by URL from here); return the ones that
-        could not be cleaned; end the actors and, if this run started it, the local cluster."""
+        """Remove the run's containers on every node, end the actors (and the local cluster this run started), then
+        remove from here what is left on every engine the driver reaches (a lost node's above all); return the
+        engines that could not be cleaned."""
         if self.closed:
             return []
         self.closed = True
         self._clean_nodes()
-        unclean = [f"{label} ({why})" for label, url in sorted(self.lost_engines.items())
-                   if (why := clean_engine(url, run_id))]
         self.shutdown()
+        unclean = []
+        for key, url in sorted(self.engines.items()):
+            label = self.labels[key]
+            why = clean_engine(url, run_id)
+            if why and label in self.lost_engines:  # a live node cleaned itself above
+                unclean.append(f"{label} ({why})")
         return unclean
 
     def shutdown(self) -> None:
