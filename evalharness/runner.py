@@ -162,7 +162,7 @@ def run(config: RunConfig | None = None, *, resume: str | None = None, runs_dir:
         summary.images_built = list(engines.images_built)
         for engine in summary.unclean:
             progress("log", {"message": f"warning: containers of run {run_id} may remain on {engine}: remove them "
-                                        "with `evalharness sandbox gc --run-id {run_id} --docker-host URL` once it answers"})
+                                        f"with `evalharness sandbox gc --run-id {run_id} --docker-host URL` once it answers"})
     store.set_status(run_id, "completed")
     _tally(store, run_id, {t.trial_id(pack.name) for t in trials}, summary)
     return summary

@@ -15,6 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import docker
+import paramiko
 import requests
 from docker.errors import DockerException, NotFound
 from docker.utils.socket import frames_iter
@@ -28,7 +29,8 @@ from evalharness.types import ExecResult
 log = logging.getLogger(__name__)
 AGENT_UID = 1000
 """uid and gid of the non-root ``agent`` user in every task image (images.py creates it)."""
-_DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError)
+_DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError, paramiko.SSHException)
+"""What an engine that fails says, over any transport (paramiko's for ssh://): SandboxError, never the agent's."""
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
 SEED_TAR = "/opt/evalharness/seed.tar"
