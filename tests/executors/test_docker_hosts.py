@@ -149,6 +149,7 @@ def test_an_engine_stopped_mid_run_gives_its_trials_to_the_other(tmp_path, secon
     # what the stopped engine kept is named at the end and removed by gc against that engine
     if second_engine.containers(run_id):
         assert f"containers of run {run_id} may remain on {second_engine.url}" in flat
+        assert f"sandbox gc --run-id {run_id} --docker-host URL" in flat
     gc = run_cli("sandbox", "gc", "--run-id", run_id, "--docker-host", second_engine.url, cwd=tmp_path)
     assert "removed" in gc.stdout
     assert second_engine.containers(run_id) == []
