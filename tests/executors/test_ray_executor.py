@@ -60,8 +60,8 @@ def _containers(client, tmp_path: Path) -> list[str]:
 def _start(cluster: RayCluster, tmp_path: Path, *args: str, tag: str = "run") -> subprocess.Popen:
     out, err = open(tmp_path / f"{tag}.out", "wb"), open(tmp_path / f"{tag}.err", "wb")
     return subprocess.Popen([EVALHARNESS, "run", "--executor", "ray", "--ray-address", cluster.address,
-                             "--runs-dir", str(tmp_path / "runs"), *args], cwd=REPO, env=cluster.env(),
-                            stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+                             "--runs-dir", str(tmp_path / "runs"), "--report-dir", str(tmp_path / "reports"), *args],
+                            cwd=REPO, env=cluster.env(), stdout=out, stderr=err, stdin=subprocess.DEVNULL)
 
 
 def _quickstart(*extra: str) -> list[str]:
@@ -226,8 +226,9 @@ def test_ctrl_c_exits_130_leaves_no_container_and_a_resume_finishes(cluster, sec
 
 def test_a_cluster_started_for_the_run_listens_on_loopback_only_and_ends_with_it(tmp_path, docker_client):
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}  # no RAY_ADDRESS: nothing to join
-    proc = subprocess.Popen([EVALHARNESS, "run", "--executor", "ray", "--runs-dir", str(tmp_path / "runs"), "-p",
-                             "tasks/quickstart", "-H", "oracle", "--task", "boltons-strutils-parse-int-list"],
+    proc = subprocess.Popen([EVALHARNESS, "run", "--executor", "ray", "--runs-dir", str(tmp_path / "runs"),
+                             "--report-dir", str(tmp_path / "reports"), "-p", "tasks/quickstart", "-H", "oracle",
+                             "--task", "boltons-strutils-parse-int-list"],
                             cwd=REPO, env=env, stdout=open(tmp_path / "run.out", "wb"),
                             stderr=open(tmp_path / "run.err", "wb"), stdin=subprocess.DEVNULL)
     seen: list[tuple[str, str, str, int]] = []
