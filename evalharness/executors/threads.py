@@ -36,10 +36,14 @@ class Slot:
     ran: int = field(default=0)
 
 
+PING_TIMEOUT_S = 10.0
+"""How long a lost-engine check waits: a machine gone silent must not hold its trial for the client's 900 s."""
+
+
 def _answers(node: NodeContext) -> bool:
     try:
-        node.ctx.client.ping()
-        return True
+        api = node.ctx.client.api
+        return api._result(api._get(api._url("/_ping"), timeout=PING_TIMEOUT_S)) == "OK"
     except Exception:  # noqa: BLE001 - any failure to answer is the engine being gone
         return False
 
@@ -132,6 +136,9 @@ class ThreadedExecutor:
         """Remove the run's containers on every engine; return the engines that could not be cleaned."""
         unclean = []
         for slot in self.slots:
+            if slot.lost is not None and not _answers(slot.node):  # still gone: do not wait 900 s on it
+                unclean.append(f"{slot.node.node} (not answering)")
+                continue
             try:
                 remove_labelled(slot.node.ctx.client, run_id)
             except Exception as e:  # noqa: BLE001 - an engine that is gone cannot be cleaned now

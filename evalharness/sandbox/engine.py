@@ -62,6 +62,9 @@ def parse_host(text: str) -> EngineHost:
             raise UserError(f"--docker-host {text!r}: a unix socket is unix:///path/to/docker.sock")
         return EngineHost(url, workers)
     if parts.scheme == "ssh":
+        if parts.password is not None:
+            raise UserError(f"--docker-host: an ssh URL with a password is refused (it would be shown and stored "
+                            f"with every trial): ssh://{parts.username}@{parts.hostname}", "use an ssh key")
         if not parts.hostname or query or parts.path not in ("", "/"):
             raise UserError(f"--docker-host {text!r}: an ssh engine is ssh://user@host[:port] (keys from your ssh "
                             "agent or ~/.ssh; the user must be allowed to use docker there)")

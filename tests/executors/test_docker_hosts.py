@@ -43,6 +43,7 @@ def test_a_host_url_with_its_worker_count():
     ("unix://", "unix:///path"),
     ("ssh://me@big1/path", "ssh://user@host"),
     ("tcp://big1", "tcp://host:port"),
+    ("ssh://me:secret@big1", "password is refused"),
 ])
 def test_a_bad_host_is_refused_with_its_reason(text, says, monkeypatch, tmp_path):
     monkeypatch.setenv("DOCKER_CERT_PATH", str(tmp_path))  # empty: no certificates

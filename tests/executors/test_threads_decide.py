@@ -22,13 +22,23 @@ from evalharness.types import AgentResult, Outcome
 
 
 class Engine:
+    """A client whose engine answers its ping (docker-py's low-level calls) while ``up``."""
+
     def __init__(self, up=True):
         self.up = up
+        self.api = self
 
-    def ping(self):
+    def _url(self, path):
+        return path
+
+    def _get(self, url, timeout=None):
+        assert url == "/_ping" and timeout == threads.PING_TIMEOUT_S
         if not self.up:
             raise ConnectionError("engine gone")
-        return True
+        return "OK"
+
+    def _result(self, response):
+        return response
 
 
 def _node(name: str, engine: Engine) -> NodeContext:
@@ -100,10 +110,11 @@ def test_a_lost_engines_trial_runs_on_another_and_is_not_a_failure(tinypack):
 def test_an_infra_failure_on_an_engine_that_still_answers_is_recorded_as_such(tinypack):
     trials = _trials(tinypack, 4)
     a, b = Engine(), Engine()
-    handed = _run([Slot(_node("a", a), 1), Slot(_node("b", b), 1)], trials,
-                  lambda n, t: Outcome.SANDBOX_ERROR if t.seed == 2 else Outcome.RESOLVED)
+    slots = [Slot(_node("a", a), 1), Slot(_node("b", b), 1)]
+    handed = _run(slots, trials, lambda n, t: Outcome.SANDBOX_ERROR if t.seed == 2 else Outcome.RESOLVED)
     by_seed = {int(f.trial_id.rsplit("-", 1)[1]): f.out.outcome for f in handed}
     assert by_seed[2] is Outcome.SANDBOX_ERROR and len(handed) == 4  # not rescheduled forever, not hidden
+    assert [s.lost for s in slots] == [None, None] and "not run" not in str([f.out.reason for f in handed])
 
 
 def test_with_every_engine_lost_the_rest_is_infrastructure_never_dropped(tinypack):
