@@ -69,3 +69,13 @@ def sandbox_factory(docker_client, image_builder, request):
     yield make
     for sandbox in made:
         sandbox.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache_dir(tmp_path_factory):
+    """Task-check verdicts (and any other cache) go to this session's own folder, never the user's
+    ~/.cache/evalharness: a verdict a user's runs cached must not decide a test, nor a test's reach their runs.
+    Set in the environment, so the CLIs the tests start inherit it (a test may point it elsewhere)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALHARNESS_CACHE_DIR", str(tmp_path_factory.mktemp("evalharness-cache")))
+        yield
