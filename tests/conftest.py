@@ -12,6 +12,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from support import TINYPACK  # noqa: E402
 
 
+# The marks whose tests share one machine-wide resource: the Docker engine (and its image builds), Chromium, a
+# PostgreSQL server, or simply the machine's two cores for a long while.
+_ENGINE_MARKS = ("docker", "slow", "browser", "postgres")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    """Under `--dist loadgroup` (scripts/test), the engine-bound tests run one after another on one worker, so
+    their containers and builds never race each other for two cores and their timeouts keep their meaning; the
+    pure tests run beside them on the other worker. Without xdist the mark does nothing."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in _ENGINE_MARKS):
+            item.add_marker(pytest.mark.xdist_group("engine"))
+
+
 @pytest.fixture(scope="session")
 def docker_client():
     """The engine must answer: a missing engine is an error with a hint, never a silent skip."""

@@ -13,7 +13,7 @@ import pytest
 
 from support import SHARED, run_cli
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.long]  # default tier: test_mine_end_to_end.py
 
 HUMANIZE = SHARED / "research-data" / "mining-repos" / "python-humanize__humanize.git"
 

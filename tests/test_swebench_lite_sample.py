@@ -58,6 +58,7 @@ def test_the_sample_covers_every_mirrored_repository():
     assert all(records[task] == repo for repo, task in SAMPLE.items())
 
 
+@pytest.mark.long  # real SWE-bench environments: eight repositories' images
 def test_gold_resolves_and_the_empty_patch_fails_on_one_task_of_each_repository(lite_pack, tmp_path):
     tasks = [arg for task in SAMPLE.values() for arg in ("--task", task)]
     done = run_cli("packs", "validate", str(lite_pack), "--run", "--reruns", "1", "-j", "2", *tasks,
@@ -77,6 +78,7 @@ def test_gold_resolves_and_the_empty_patch_fails_on_one_task_of_each_repository(
         assert all(t["base"] not in ("passed", "xfail") for t in report["tests"].values() if t["list"] == "FAIL_TO_PASS")
 
 
+@pytest.mark.long
 def test_predictions_of_gold_and_empty_patches_grade_as_swebench_reports_them(lite_pack, tmp_path):
     records = {r["instance_id"]: r for r in json.loads(LITE.read_text())}
     sample = sorted(t for t in SAMPLE.values() if t not in NOT_OK)[:3]  # images built by the validation above

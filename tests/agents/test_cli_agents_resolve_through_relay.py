@@ -70,7 +70,10 @@ def _script(agent: Agent):
     return agent_script(plans, tool=agent.tool, argument=agent.argument, extra=agent.extra)
 
 
-@pytest.mark.parametrize("name", list(AGENTS))
+# The default tier runs one CLI agent end to end (the relay, the key, the agent's own binary in the sandbox); the
+# others install a whole CLI into an image each (one to ten minutes) and run with --all.
+@pytest.mark.parametrize("name", [n if n == "mini-swe-agent-cli" else pytest.param(n, marks=pytest.mark.long)
+                                  for n in AGENTS])
 def test_cli_agent_resolves_one_task_and_not_the_other(name, tmp_path, monkeypatch, base_image):
     agent = AGENTS[name]
     monkeypatch.setenv(KEY_ENV, PLANTED_KEY)

@@ -21,7 +21,7 @@ import pytest
 from planted import build, score, table
 from support import run_cli
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.long]  # default tier: docs/testing.md
 
 PROBE_FAMILY = {"validity": "validity", "mutants": "too_weak_tests", "strict_literals": "overly_strict",
                 "underspecified": "underspecified", "leak": "solution_leak", "universal": "universal_failure",

@@ -24,7 +24,7 @@ if not (DATA / "swebench-lite" / "swe-bench-lite.json").exists():
 sys.path.insert(0, str(REPO))
 from benchmarks import audit_labels  # noqa: E402
 
-pytestmark = pytest.mark.slow  # about a minute: git grep over the mirrors for 100 tasks, both probes
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # a measurement (default tier: test_statement_probes.py); about a minute: git grep over the mirrors for 100 tasks, both probes
 
 
 @pytest.fixture(scope="module")

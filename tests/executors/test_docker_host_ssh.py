@@ -60,6 +60,7 @@ def test_a_trial_runs_through_an_ssh_engine(tmp_path, sshd, docker_client, base_
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.long  # a load measurement; default tier: test_a_trial_runs_through_an_ssh_engine
 def test_sixteen_trials_at_once_over_one_engine_past_the_servers_sessions(tmp_path, sshd, docker_client, base_image):
     done = run_cli("run", "-p", str(QUICKSTART), "-H", "oracle", "--seeds", "2", "--docker-host", f"{sshd.url}#16",
                    "--format", "json", cwd=tmp_path, timeout=1200, env=sshd.env(), check=False)
@@ -75,6 +76,7 @@ def test_sixteen_trials_at_once_over_one_engine_past_the_servers_sessions(tmp_pa
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.long  # default tier: test_docker_hosts.py::test_an_engine_stopped_mid_run_gives_its_trials_to_the_other
 def test_a_server_stopped_mid_run_gives_its_trials_to_the_local_engine(tmp_path, sshd, docker_client, base_image):
     stderr = tmp_path / "stderr.txt"
     with open(stderr, "w") as log:

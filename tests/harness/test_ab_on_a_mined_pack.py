@@ -22,7 +22,7 @@ from support import run_cli
 from evalharness.models import ScriptedModelServer
 from evalharness.packs import load_pack
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.long]  # default tier: docs/testing.md
 
 FUNCTIONS = ["double", "halve", "square", "negate", "increment", "decrement", "twice_plus_one", "cube"]
 BUGGY = {"double": "x * 3", "halve": "x / 3", "square": "x * 2", "negate": "x", "increment": "x + 2",
