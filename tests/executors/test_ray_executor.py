@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -57,11 +58,19 @@ def _containers(client, tmp_path: Path) -> list[str]:
             for c in client.api.containers(all=True, filters={"label": f"evalharness.run_id={run_id}"})]
 
 
+def _default_sigint() -> None:
+    """A test session started in the background (`./scripts/test &`, CI runners, nohup) ignores SIGINT, and an
+    ignored signal stays ignored across exec: the CLI would never see the Ctrl-C the test sends. A user's Ctrl-C
+    reaches a process whose SIGINT is at its default; start the CLI that way."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(cluster: RayCluster, tmp_path: Path, *args: str, tag: str = "run") -> subprocess.Popen:
     out, err = open(tmp_path / f"{tag}.out", "wb"), open(tmp_path / f"{tag}.err", "wb")
     return subprocess.Popen([EVALHARNESS, "run", "--executor", "ray", "--ray-address", cluster.address,
                              "--runs-dir", str(tmp_path / "runs"), "--report-dir", str(tmp_path / "reports"), *args],
-                            cwd=REPO, env=cluster.env(), stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+                            cwd=REPO, env=cluster.env(), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                            preexec_fn=_default_sigint)
 
 
 def _quickstart(*extra: str) -> list[str]:
@@ -211,8 +220,11 @@ def test_ctrl_c_exits_130_leaves_no_container_and_a_resume_finishes(cluster, sec
     proc = _start(cluster, tmp_path, *_quickstart())
     _wait_for(lambda: len(_results(tmp_path)) >= 3 and _containers(docker_client, tmp_path)
               and _containers(second_engine.client(), tmp_path), 900, proc)
+    assert proc.poll() is None  # still running: the Ctrl-C below is what ends it
     proc.send_signal(signal.SIGINT)
     assert _wait(proc, tmp_path, timeout=180) == 130, _text(tmp_path, "run.err")[-3000:]
+    with sqlite3.connect(tmp_path / "runs" / "evalharness.db") as conn:
+        assert conn.execute("select status from runs").fetchall() == [("interrupted",)]
     assert not _containers(docker_client, tmp_path) and not _containers(second_engine.client(), tmp_path)
     stored = len(_rows(tmp_path))
     assert 3 <= stored < MATRIX
@@ -241,6 +253,7 @@ def test_a_cluster_started_for_the_run_listens_on_loopback_only_and_ends_with_it
     assert len({(s[1], s[3]) for s in seen if s[0] == "LISTEN"}) >= 4
     wide = sorted({(s[0], s[1], s[3]) for s in seen if s[0] in ("LISTEN", "UNCONN") and not _loopback(s[1])})
     assert not wide, f"Ray listens beyond loopback: {wide}"
-    time.sleep(5)
-    left = [pid for pid in pids - {proc.pid} if _alive(pid)]
-    assert not left, f"processes of the run's own Ray cluster outlive it: {left}"
+    deadline = time.monotonic() + 30  # Ray's own processes exit on their own shortly after the driver
+    while (left := [pid for pid in pids - {proc.pid} if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"processes of the run's own Ray cluster outlive it by 30 s: {left}"
