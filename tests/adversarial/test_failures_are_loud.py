@@ -141,7 +141,10 @@ def test_12_a_killed_run_is_interrupted_and_gc_leaves_no_container(tmp_path, bas
             run_id = next(iter(fresh), None)
             time.sleep(0.5)
         assert run_id, "no container of the run appeared within 120 s"
-        time.sleep(2)
+        deadline = time.monotonic() + 120
+        while not _sleeping(run_id):  # the agent's command is running: the kill lands mid-trial
+            assert proc.poll() is None and time.monotonic() < deadline, "the agent's sleep never started"
+            time.sleep(0.2)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         listed = cli(tmp_path, "runs", "--runs-dir", "runs").stdout
@@ -156,6 +159,14 @@ def test_12_a_killed_run_is_interrupted_and_gc_leaves_no_container(tmp_path, bas
         server.stop()
         if run_id:
             remove_containers(run_id)
+
+
+def _sleeping(run_id: str) -> bool:
+    for cid in containers_of(run_id):
+        top = subprocess.run(["docker", "top", cid, "-eo", "pid,args"], capture_output=True, text=True)
+        if top.returncode == 0 and "sleep 25" in top.stdout:
+            return True
+    return False
 
 
 def _labelled_runs() -> list[str]:
