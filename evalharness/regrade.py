@@ -1,8 +1,9 @@
 """Re-grade a stored run from its run folders, without Docker.
 
-Every trial folder keeps the test command's output, its JUnit XML and the exit code, so the
+Every graded trial folder keeps the test command's output, its JUnit XML and the exit code, so the
 decision (parsing + resolution) can be made again, e.g. after a parser fix, and compared with
-what was stored. Flags come from the patch and the grading sandbox, which a re-grade does not
+what was stored. An empty change was never graded (``no_patch`` without a grading container): it is
+decided again from its patch.diff. Flags come from the patch and the grading sandbox, which a re-grade does not
 repeat, so they are kept; a re-graded outcome that is itself a flag (``tampered``, ...) adds it.
 """
 
@@ -55,10 +56,13 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
     for result_file in sorted(run_dir.glob("*/*/*/*/seed-*/result.json")):
         result = json.loads(result_file.read_text())
         grade = result.get("grade")
-        if result["outcome"] not in REGRADABLE or not grade or grade.get("test_exit_code") is None:
-            continue
         folder = result_file.parent
-        if grade.get("runner") == "guarded":
+        ungraded = result["outcome"] == Outcome.NO_PATCH.value and not grade
+        if not ungraded and (result["outcome"] not in REGRADABLE or not grade or grade.get("test_exit_code") is None):
+            continue
+        if ungraded:  # an empty change, decided without a grading container: decided again from patch.diff
+            outcome, reason = _regrade_ungraded(result, folder)
+        elif grade.get("runner") == "guarded":
             outcome, reason = _regrade_guarded(pack.task(result["task_id"]), grade, folder)
         else:
             junit = folder / "junit.xml"
@@ -71,6 +75,22 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
         results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason,
                                flags, regraded_flags(flags, outcome)))
     return results
+
+
+def _regrade_ungraded(result: dict, folder: Path) -> tuple[Outcome, str]:
+    """A ``no_patch`` trial that no grading container saw (evalharness.trial.ungraded_outcome): still no_patch
+    while its patch.diff is empty; a change found there was never graded, and grading it needs Docker."""
+    from evalharness.grading.extract import Extracted
+    from evalharness.trial import ungraded_outcome
+    from evalharness.types import AgentResult
+
+    patch_file = folder / "patch.diff"
+    patch = patch_file.read_bytes() if patch_file.is_file() else b""
+    decided = ungraded_outcome(Extracted(patch), AgentResult(exit_status=result.get("exit_status") or "submitted"))
+    if decided is None:
+        return Outcome.UNRESOLVED, ("patch.diff holds a change that was never graded (stored as no_patch); "
+                                    "grading it needs Docker: run the trial again")
+    return decided.outcome, decided.reason
 
 
 def _regrade_guarded(task, grade: dict, folder: Path) -> tuple[Outcome, str]:

@@ -74,6 +74,45 @@ PATCH_APPLY_FAILED = Outcome.PATCH_APPLY_FAILED.value
 nothing is graded, the patch it was given is kept in patch.diff."""
 
 
+@dataclass(frozen=True)
+class Ungraded:
+    """A trial's outcome decided without a grading container, with its reason and flags."""
+
+    outcome: Outcome
+    reason: str
+    flags: tuple[str, ...] = ()
+
+
+EMPTY_CHANGE = "the agent's change is empty: nothing to grade, no grading container started"
+
+
+def ungraded_outcome(extracted: Extracted | None, agent: AgentResult) -> Ungraded | None:
+    """Pure: the outcome of a trial that needs no grading container, or None when its change must be graded.
+
+    What ended the agent comes first and keeps its outcome: a budget, a harness error, a dead model endpoint
+    (infrastructure), a given patch that did not apply. Then the change the grader derived (``extracted``, None
+    when none was derived): over the cap or rejected is the agent's outcome; an empty change from an agent that
+    finished is ``no_patch`` (the tests at base prove nothing about the agent: there is nothing to grade).
+    """
+    if agent.budget_exhausted:
+        return Ungraded(Outcome.BUDGET_EXHAUSTED, f"budget exhausted: {agent.budget_exhausted}")
+    if agent.exit_status == "error":
+        return Ungraded(Outcome.HARNESS_ERROR, agent.error or "harness error")
+    if agent.exit_status == MODEL_UNAVAILABLE:  # the endpoint failed, not the agent: infrastructure, not graded
+        return Ungraded(Outcome.MODEL_UNAVAILABLE, agent.error or "model endpoint unavailable")
+    if agent.exit_status == PATCH_APPLY_FAILED:  # a given patch (predictions) does not apply: the agent's outcome
+        return Ungraded(Outcome.PATCH_APPLY_FAILED, agent.error or "the patch does not apply")
+    if extracted is None:  # no change derived (never so for an agent that finished): graded as before
+        return None
+    if extracted.outcome is not None:  # the agent's own state: its outcome, never infra
+        flag = Flag.PATCH_TOO_LARGE if extracted.outcome is Outcome.PATCH_TOO_LARGE else Flag.PATCH_REJECTED
+        return Ungraded(extracted.outcome, extracted.reason, (flag.value,))
+    if not extracted.patch.strip():
+        return Ungraded(Outcome.NO_PATCH, EMPTY_CHANGE,
+                        (Flag.TOUCHED_CONFIG.value,) if extracted.agent_git else ())
+    return None
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -93,28 +132,17 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     t0 = time.monotonic()
     agent, extracted = _run_agent(ctx, trial, agent_image_tag, log)
     timings["agent_s"] = time.monotonic() - t0
-    if agent.budget_exhausted:
-        return TrialOutput(Outcome.BUDGET_EXHAUSTED, f"budget exhausted: {agent.budget_exhausted}", agent, None,
-                           started, _now(), timings, log)
-    if agent.exit_status == "error":
-        return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
-                           timings, log)
-    if agent.exit_status == MODEL_UNAVAILABLE:  # the endpoint failed, not the agent: infrastructure, not graded
-        return TrialOutput(Outcome.MODEL_UNAVAILABLE, agent.error or "model endpoint unavailable", agent, None,
-                           started, _now(), timings, log)
-    if agent.exit_status == PATCH_APPLY_FAILED:  # a given patch (predictions) does not apply: the agent's outcome
-        return TrialOutput(Outcome.PATCH_APPLY_FAILED, agent.error or "the patch does not apply", agent, None,
-                           started, _now(), timings, log)
-    if extracted is not None and extracted.outcome is not None:  # the agent's own state: its outcome, never infra
-        log.append(f"patch not graded: {extracted.reason}")
-        flag = Flag.PATCH_TOO_LARGE if extracted.outcome is Outcome.PATCH_TOO_LARGE else Flag.PATCH_REJECTED
-        return TrialOutput(extracted.outcome, extracted.reason, agent, None, started, _now(), timings, log,
-                           flags=[flag.value])
-    flags = set()
-    if extracted is not None and extracted.agent_git:
-        flags.add(Flag.TOUCHED_CONFIG.value)
+    ungraded = ungraded_outcome(extracted, agent)
+    touched_git = extracted is not None and bool(extracted.agent_git)
+    if touched_git and (ungraded is None or Flag.TOUCHED_CONFIG.value in ungraded.flags):
         log.append("the agent set up its own git to shape diffs (ignored by the grader): "
                    + ", ".join(extracted.agent_git))
+    if ungraded is not None:  # decided without a grading container
+        if extracted is not None:
+            log.append(f"patch not graded: {ungraded.reason}")
+        return TrialOutput(ungraded.outcome, ungraded.reason, agent, None, started, _now(), timings, log,
+                           flags=list(ungraded.flags), patch=extracted.patch if extracted is not None else None)
+    flags = {Flag.TOUCHED_CONFIG.value} if touched_git else set()
     t0 = time.monotonic()
     result = _grade_with_retries(ctx, trial, image, extracted.patch if extracted is not None else b"", log)
     timings["grade_s"] = time.monotonic() - t0
