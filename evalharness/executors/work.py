@@ -23,7 +23,7 @@ from evalharness.packs import Pack
 from evalharness.runconfig import RunConfig
 from evalharness.sandbox.base import Limits
 from evalharness.sandbox.images import ImageBuilder
-from evalharness.taskcheck import TaskChecker
+from evalharness.taskcheck import CheckCache, TaskChecker, default_cache_dir
 from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, unknown_usage
 from evalharness.types import AgentResult, Outcome, Usage
 
@@ -67,7 +67,7 @@ def open_node(run_id: str, pack: Pack, config: RunConfig, client: docker.DockerC
     limits = limits_of(config)
     ctx = TrialContext(run_id, pack, client, images, config.budget, limits)
     checker = TaskChecker(client, pack, run_id, limits, partial(images.task_image, pack),
-                          include_invalid=config.include_invalid)
+                          include_invalid=config.include_invalid, cache=CheckCache(default_cache_dir()))
     return NodeContext(ctx, checker, node=node, engine=engine, built=images.built)
 
 
@@ -86,7 +86,7 @@ def attempt(ctx: TrialContext, config: RunConfig, trial: Trial, stop: threading.
             return None, attempts
         attempts += 1
         try:
-            checker.check(trial.task)  # once per task per run and engine: its image builds, its gold patches apply
+            checker.check(trial.task)  # once per task image (cached on disk): it builds, its gold patches apply
             out = run_trial(ctx, trial)
         except TaskError as e:  # the task is broken: not the agent, not the machine; never retried
             out = infra_output(trial, Outcome.TASK_ERROR, e.reason, attempts)
