@@ -13,6 +13,8 @@
    the same image, network none.
 4. Throughput and memory: the oracle over the quickstart pack with 1, 2 and 4 workers, each run in its own
    process: trials per minute, CPU busy (/proc/stat) and the runner's peak RSS (VmHWM).
+5. Containers per trial: ``evalharness run`` of oracle and null over the quickstart pack, twice with one fresh
+   task-check cache (empty, then warm), every container counted from the engine's create events by role label.
 
 Figures go to the "## Trial cost" section of BENCHMARKS.md (other sections are kept).
 """
@@ -229,7 +231,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baseline", default="956d680", help="commit whose grader is measured beside this one")
     parser.add_argument("--seeds", type=int, default=2, help="seeds per task in the throughput runs")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: idna,fixed,exec,runs")
+    parser.add_argument("--skip", default="",
+                        help="comma-separated parts to skip: idna,fixed,exec,runs,containers")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     client, sections = docker_client(), []
@@ -245,6 +248,8 @@ def main() -> None:
             sections.append(_exec_section(client, builder, args))
     if "runs" not in skip:
         sections.append(_runs_section(args))
+    if "containers" not in skip:
+        sections.append(_containers_section(client))
     header = (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
               f"{os.cpu_count()} cores shared with other work (ratios are side by side in one run). Command: "
               f"`.venv/bin/python benchmarks/trial_cost.py --repeats {args.repeats} --baseline {args.baseline}"
@@ -368,6 +373,75 @@ def _runs_section(args) -> list[str]:
            f"so a second worker could add at most {bound:.2f}x here: the bound is the free core time, not the runner.",
            f"- Runner memory: {runs[1]['rss_kb'] / 1024:.0f} MB peak with 1 worker, about {per_worker:.1f} MB more "
            "per extra worker (from 1 to 4).", ""]
+    print("\n".join(out), flush=True)
+    return out
+
+
+def _creates_during(client, marker_image: str, work):
+    """(work's result, the attributes of every container the engine created meanwhile): create events streamed
+    live (the engine keeps a short backlog only), then a marker container to know the stream has caught up."""
+    import threading
+    import uuid
+
+    events, stream = [], client.events(since=int(time.time()) - 1, decode=True,
+                                       filters={"type": "container", "event": "create"})
+    reader = threading.Thread(target=lambda: [events.append(e.get("Actor", {}).get("Attributes", {}))
+                                              for e in stream], daemon=True)
+    reader.start()
+    try:
+        result = work()
+        marker = uuid.uuid4().hex
+        client.containers.create(marker_image, ["true"], labels={"evalharness.benchmark-marker": marker},
+                                 network_mode="none").remove()
+        deadline = time.monotonic() + 60
+        while not any(e.get("evalharness.benchmark-marker") == marker for e in list(events)):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the engine's event stream never caught up")
+            reader.join(0.05)
+        return result, list(events)
+    finally:
+        stream.close()
+
+
+def _containers_section(client) -> list[str]:
+    from collections import Counter
+
+    from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
+    from evalharness.sandbox.images import BASE_RECIPES
+
+    pack = load_pack(REPO / "tasks" / "quickstart")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        env = {**os.environ, "EVALHARNESS_CACHE_DIR": str(tmp / "cache")}
+        for label in ("empty task-check cache", "warm task-check cache"):
+            def work():
+                done = subprocess.run([str(REPO / ".venv" / "bin" / "evalharness"), "run", "-p", str(pack.root),
+                                       "-H", "oracle", "-H", "null", "-j", "2", "--format", "json"], cwd=tmp,
+                                      env=env, capture_output=True, text=True, check=True)
+                return next(line.split()[1].rstrip(":") for line in done.stderr.splitlines()
+                            if line.startswith("run "))
+            run_id, events = _creates_during(client, BASE_RECIPES["bookworm"].tag, work)
+            mine = [e for e in events if e.get(LABEL_RUN) == run_id]
+            per_trial: dict[str, Counter] = {}
+            for e in mine:
+                per_trial.setdefault(e[LABEL_TRIAL], Counter())[e[LABEL_ROLE]] += 1
+            by_harness = {h: [c for t, c in per_trial.items() if t.split("/")[2:3] == [h]] for h in ("oracle", "null")}
+            checks = sum(c["check"] for c in per_trial.values())
+            trials = sum(len(v) for v in by_harness.values())
+            shape = {h: ", ".join(f"{k} {v}" for k, v in sorted(Counter(
+                "+".join(f"{r}" for r in sorted(c.elements())) for c in cs).items())) for h, cs in by_harness.items()}
+            rows.append(f"| {label} | {trials} | {shape['oracle']} | {shape['null']} | {checks} | "
+                        f"{len(mine)} | {len(mine) / trials:.2f} |")
+    out = ["### Trial cost: containers per trial", "",
+           "`evalharness run -p tasks/quickstart -H oracle -H null -j 2` (8 tasks, 1 seed), run twice with one fresh "
+           "`EVALHARNESS_CACHE_DIR`; every container the engine created for the run, counted from its `create` "
+           "events by the `evalharness.role` label (trials: `agent+grader N` means N trials started those).", "",
+           "| run | trials | oracle trials started | null trials started | task-check containers | "
+           "containers in all | per trial |", "|---|---|---|---|---|---|---|", *rows, "",
+           "Before issue 22 every trial started an agent and a grading container (null's too: its empty change was "
+           "graded by running the tests on the unchanged tree) and every run one task-check container per task: "
+           "40 containers for these 16 trials, 2.50 per trial, in every run (from that code, not measured here).", ""]
     print("\n".join(out), flush=True)
     return out
 
