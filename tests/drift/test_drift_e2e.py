@@ -12,6 +12,9 @@ script under which A fails too (a planted drop). Checked:
 Pins: an outage counted as a drop (0 of 2 that day would raise the CUSUM); a re-run that runs the day again;
 a baseline that never freezes. Cost: about 8 s a day (13 s the outage day), 8-9 minutes in all, measured on
 a 2-core machine shared with other work (8 min 52 s with the resumed day 61).
+Marked `long` (./scripts/test --all only): in the default tier, test_drift_days_in_docker.py covers its guarantees
+(normal day, idempotent re-run, outage not charged and resumed, drop alarm) on a stored baseline and 4 real days;
+the lock is covered by test_drift_lock.py and the verdict, alert file and --on-alert by test_drift_cli.py.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import pytest
 from drift_support import (EVALHARNESS, ModelServer, cli, drift_yaml, env, free_port, quickstart_tasks, trial_count,
                            write_script)
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.long]
 
 SOLVED, FAILED = "boltons-strutils-parse-int-list", "boltons-mathutils-ceil-exact-match"
 DAYS, BASELINE, OUTAGE, DROP, RERUN, CONCURRENT = 60, 30, 35, 40, 20, 10
