@@ -123,10 +123,17 @@ def test_each_task_gets_its_verdict_and_runs_skip_the_unsound(recipe_pack, tmp_p
     from evalharness.packs import load_pack
     from evalharness.sandbox.engine import docker_client
 
+    from evalharness.sandbox.docker import DockerSandbox
+
     image = reports["sound"]["image"]
-    shown = docker_client().containers.run(image, ["sh", "-c", "cat lib.py; ls; git log --oneline | wc -l"],
-                                           remove=True, network_mode="none", working_dir="/testbed").decode()
+    sandbox = DockerSandbox(docker_client(), image, run_id="test-validate-run", trial="sound").start()
+    try:  # the tree a trial sees, rebuilt from the image's packed base commit
+        shown = sandbox.exec("cat lib.py; ls; git log --all --oneline | wc -l").output
+    finally:
+        sandbox.close()
     assert "a - b" in shown and "FUTURE.txt" not in shown and shown.strip().endswith("1")
+    emptied = docker_client().containers.run(image, ["ls", "-A", "/testbed"], remove=True, network_mode="none")
+    assert emptied == b""  # the environment's later checkout is not readable in the image either
     assert load_pack(recipe_pack).spec_for(load_pack(recipe_pack).task("sound")).environment.python == "3.11"
 
     # a run skips the unsound tasks as task errors, naming each with its reason

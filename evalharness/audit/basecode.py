@@ -1,8 +1,8 @@
 """Where an audit reads a task's code at base: a git mirror, the pack's git or path source, or the task image.
 
 In order: the pack's repository mirror (``owner__name.git`` holding ``base_commit``); the environment's
-local git source at ``base_commit`` (or its ref); the pack's path source; else, with Docker, the work
-tree copied out of the task's image (built once per task, cached), which is also the only faithful
+local git source at ``base_commit`` (or its ref); the pack's path source; else, with Docker, the base
+commit copied out of the task's image (built once per task, cached), which is also the only faithful
 base for tasks with a ``defect_patch`` (the injected bug is part of the base there). ``None`` when
 none applies: probes then say they decided from the patches only.
 """
@@ -48,23 +48,25 @@ def from_sources(pack, task: TaskSpec) -> BaseCode | None:
 
 
 class ImageBaseCode:
-    """Copies a task image's work tree to a temporary folder (once per task) with a labelled, never-started
-    container that is removed at once."""
+    """Copies a task image's base commit (its packed ``base.git``; an older image's work tree) to a temporary
+    folder, once per task, with a labelled, never-started container that is removed at once."""
 
     def __init__(self, client, builder, pack, run_id: str):
         self.client, self.builder, self.pack, self.run_id = client, builder, pack, run_id
         self._dir = Path(tempfile.mkdtemp(prefix="eh-audit-base-"))
-        self._cache: dict[str, DirBaseCode] = {}
+        self._cache: dict[str, BaseCode] = {}
 
     def __call__(self, task: TaskSpec) -> BaseCode | None:
         found = from_sources(self.pack, task)
         if found is not None:
             return found
         if task.instance_id not in self._cache:
-            self._cache[task.instance_id] = DirBaseCode(self._extract(task))
+            self._cache[task.instance_id] = self._extract(task)
         return self._cache[task.instance_id]
 
-    def _extract(self, task: TaskSpec) -> Path:
+    def _extract(self, task: TaskSpec) -> BaseCode:
+        from docker.errors import NotFound
+
         from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 
         image = self.builder.task_image(self.pack, task)
@@ -73,18 +75,35 @@ class ImageBaseCode:
             image, command=["true"], network_mode="none",
             labels={LABEL_RUN: self.run_id, LABEL_TRIAL: f"{self.pack.name}/{task.instance_id}/audit",
                     LABEL_ROLE: "audit"})
-        try:
-            stream, _ = container.get_archive(workdir)
-            data = io.BytesIO(b"".join(stream))
-        finally:
-            container.remove(force=True)
         out = self._dir / task.instance_id
         out.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=data) as tar:
-            members = [m for m in tar.getmembers() if m.isfile() and not m.name.startswith(("/", ".."))
-                       and ".." not in Path(m.name).parts]
-            tar.extractall(out, members=members, filter="data")
-        return out / Path(workdir).name  # the archive holds the folder itself: testbed/...
+        try:
+            try:
+                data, packed = _archive(container, BASE_GIT), True
+            except NotFound:  # an image prepared before its layer held a packed commit: the work tree itself
+                data, packed = _archive(container, workdir), False
+        finally:
+            container.remove(force=True)
+        _untar(data, out)
+        if packed:
+            return GitBaseCode(out / Path(BASE_GIT).name, "HEAD")
+        return DirBaseCode(out / Path(workdir).name)  # the archive holds the folder itself: testbed/...
+
+
+BASE_GIT = "/opt/evalharness/base.git"
+"""The task image's base commit, one pack (data/prepare_task.sh)."""
+
+
+def _archive(container, path: str) -> io.BytesIO:
+    stream, _ = container.get_archive(path)
+    return io.BytesIO(b"".join(stream))
+
+
+def _untar(data: io.BytesIO, out: Path) -> None:
+    with tarfile.open(fileobj=data) as tar:
+        members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and not m.name.startswith(("/", ".."))
+                   and ".." not in Path(m.name).parts]
+        tar.extractall(out, members=members, filter="data")
 
 
 def base_code_provider(pack, *, client=None, builder=None, run_id: str = "audit") -> Callable[[TaskSpec], BaseCode | None]:

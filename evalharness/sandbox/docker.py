@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import shutil
 import socket
 import ssl
@@ -34,15 +35,31 @@ _DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
 SEED_TAR = "/opt/evalharness/seed.tar"
+"""The work tree and home as one tar: images prepared before task layers held a packed commit."""
+SEED_REST = "/opt/evalharness/seed-rest.tar"
+"""What the base commit does not hold (ignored files, empty folders) and /home/agent (prepare_task.sh)."""
 _SEED_FAILED = 75
-_SEED_SCRIPT = (f"mkdir -m 0700 {GRADER_DIR}/priv && mkdir -m 0755 {GRADER_DIR}/pub "
-                f"&& {{ [ ! -f {SEED_TAR} ] || tar -C / -xpf {SEED_TAR} --numeric-owner; }} "
-                f"&& touch {GRADER_DIR}/.ready || touch {GRADER_DIR}/.failed; exec sleep infinity")
-"""The container's own first act (as root, before any command): make the grader's folders and unpack
-the work tree and home into their tmpfs. Saves a round trip per sandbox."""
+_REBUILD_TREE = (
+    'git init -q "$w" && git -C "$w" symbolic-ref HEAD refs/heads/main '
+    '&& echo /opt/evalharness/base.git/objects > "$w/.git/objects/info/alternates" '
+    '&& git -C "$w" update-ref refs/heads/main "$(cat /etc/evalharness/base_commit)" && git -C "$w" reset -q --hard '
+    f'&& tar -C / -xpf {SEED_REST} --numeric-owner && chown -R {AGENT_UID}:{AGENT_UID} "$w"')
+"""The work tree from the image's one packed commit: a one-commit repository whose objects are borrowed
+from the read-only base.git (so the layer stores them once), checked out, plus the rest of the seed."""
+
+
+def _seed_script(workdir: str) -> str:
+    """The container's own first act (as root, before any command): make the grader's folders and rebuild
+    the work tree and home in their tmpfs. Saves a round trip per sandbox."""
+    return (f"w={shlex.quote(workdir)}; mkdir -m 0700 {GRADER_DIR}/priv && mkdir -m 0755 {GRADER_DIR}/pub "
+            f"&& {{ if [ -f {SEED_REST} ]; then {_REBUILD_TREE}; "
+            f"elif [ -f {SEED_TAR} ]; then tar -C / -xpf {SEED_TAR} --numeric-owner; fi; }} "
+            f"&& touch {GRADER_DIR}/.ready || touch {GRADER_DIR}/.failed; exec sleep infinity")
+
+
 _AWAIT_SEED = (f'while [ ! -e {GRADER_DIR}/.ready ]; do [ -e {GRADER_DIR}/.failed ] && exit {_SEED_FAILED}; '
                'sleep 0.005; done; exec "$@"')
-"""The work tree and /home/agent as the task image holds them (prepare_task.sh), unpacked into tmpfs at start."""
+"""A command waits until the container has rebuilt its work tree and home."""
 MAX_READ_BYTES = 64 * 1024 * 1024
 _base_commits: dict[str, str] = {}
 """Image -> its task's base commit: fixed at build time, so read once per image, not per container."""
@@ -91,7 +108,7 @@ class DockerSandbox(Sandbox):
 
     def start(self) -> "DockerSandbox":
         """Start the container: read-only root, size-limited tmpfs for the work tree, /home/agent, /tmp
-        and the grader's scratch space; the work tree and home are unpacked from the image's seed."""
+        and the grader's scratch space; the work tree is rebuilt from the image's packed base commit."""
         limits = self.limits
         disk, tmp = parse_size(limits.disk), parse_size(limits.tmp)
         scratch = max(256 * 1024 ** 2, 8 * limits.max_patch_bytes)
@@ -108,7 +125,7 @@ class DockerSandbox(Sandbox):
         volumes = self._mounts()
         try:
             self.container = self.client.containers.run(
-                self.image, command=["sh", "-c", _SEED_SCRIPT], detach=True, init=True,
+                self.image, command=["sh", "-c", _seed_script(self.workdir)], detach=True, init=True,
                 network_mode="none", labels=self.labels, working_dir="/", user="root",
                 mem_limit=memory, memswap_limit=memory, shm_size="64m", read_only=True, tmpfs=tmpfs,
                 nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
@@ -168,10 +185,18 @@ class DockerSandbox(Sandbox):
         code = -1 if code is None else int(code)
         if not getattr(self, "_seeded", True):
             if code == _SEED_FAILED:
+                said = self._logs_tail()
                 self.close()
-                raise SandboxError(f"could not unpack the work tree in {self.image}")
+                raise SandboxError(f"could not rebuild the work tree in {self.image}" + (f": {said}" if said else ""))
             self._seeded = True
         return code
+
+    def _logs_tail(self) -> str:
+        """The last lines the container's first act printed (why its work tree could not be rebuilt)."""
+        try:
+            return self.container.logs(tail=5).decode(errors="replace").strip().replace("\n", " | ")[-500:]
+        except _DOCKER_ERRORS:
+            return ""
 
     def _alive(self) -> bool:
         try:
