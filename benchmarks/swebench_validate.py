@@ -36,6 +36,8 @@ LITE = DATA / "swebench-lite" / "swe-bench-lite.json"
 MIRRORS = DATA / "swebench-repos"
 TITLE = "SWE-bench Lite, offline validation"
 MB = 1024 * 1024
+GOAL_MB = 10
+"""A task layer is the base commit packed plus what git does not track (data/prepare_task.sh)."""
 
 
 def mirrored_repos(mirrors: Path) -> set[str]:
@@ -131,9 +133,11 @@ def table(reports: dict[str, dict], repo_of: dict[str, str], reruns: int) -> str
         lines.append(f"| {key} | {env['tasks']} | {build} | {env_size / MB:.0f} | {layer} | "
                      f"{_median(env['task_build_s'])} | {_median(env['grade_s'])} |")
     if all_layers:
-        within = sum(layer <= 5 for layer in all_layers)
+        within = sum(layer <= GOAL_MB for layer in all_layers)
         lines += ["", f"Task layers: median {statistics.median(all_layers):.1f} MB, max {max(all_layers):.1f} MB; "
-                      f"{within}/{len(all_layers)} within the 5 MB goal. Grading: median "
+                      f"{within}/{len(all_layers)} within the {GOAL_MB} MB goal (issue 22: median at most "
+                      f"{GOAL_MB} MB; before it, median 56.6 MB, max 101.1 MB, the work tree stored four times). "
+                      "Grading: median "
                       f"{statistics.median(all_grades):.0f} s per gold run over {len(all_grades)} runs."]
     return "\n".join(lines)
 
