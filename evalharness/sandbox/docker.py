@@ -36,24 +36,21 @@ _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before th
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
 SEED_TAR = "/opt/evalharness/seed.tar"
 """The work tree and home as one tar: images prepared before task layers held a packed commit."""
-SEED_REST = "/opt/evalharness/seed-rest.tar"
-"""What the base commit does not hold (ignored files, empty folders) and /home/agent (prepare_task.sh)."""
+SEED_HOME = "/opt/evalharness/seed-home.tar"
 _SEED_FAILED = 75
-_REBUILD_TREE = (
-    'git init -q "$w" && git -C "$w" symbolic-ref HEAD refs/heads/main '
-    '&& echo /opt/evalharness/base.git/objects > "$w/.git/objects/info/alternates" '
-    '&& git -C "$w" update-ref refs/heads/main "$(cat /etc/evalharness/base_commit)" && git -C "$w" reset -q --hard '
-    f'&& tar -C / -xpf {SEED_REST} --numeric-owner && chown -R {AGENT_UID}:{AGENT_UID} "$w"')
-"""The work tree from the image's one packed commit: a one-commit repository whose objects are borrowed
-from the read-only base.git (so the layer stores them once), checked out, plus the rest of the seed."""
+_REBUILD = "/usr/local/bin/evalharness-rebuild-tree"
+"""The image's own rebuild of its work tree from its packed base commit (data/rebuild_tree.sh)."""
 
 
 def _seed_script(workdir: str) -> str:
     """The container's own first act (as root, before any command): make the grader's folders and rebuild
-    the work tree and home in their tmpfs. Saves a round trip per sandbox."""
+    the work tree (from the image's packed base commit) and home in their tmpfs. Saves a round trip per
+    sandbox. Its output goes to the container's log, which a failure quotes."""
+    rebuild = (f'{_REBUILD} "$w" {AGENT_UID}:{AGENT_UID} '
+               f'&& {{ [ ! -f {SEED_HOME} ] || tar -C / -xpf {SEED_HOME} --numeric-owner; }}')
     return (f"w={shlex.quote(workdir)}; mkdir -m 0700 {GRADER_DIR}/priv && mkdir -m 0755 {GRADER_DIR}/pub "
-            f"&& {{ if [ -f {SEED_REST} ]; then {_REBUILD_TREE}; "
-            f"elif [ -f {SEED_TAR} ]; then tar -C / -xpf {SEED_TAR} --numeric-owner; fi; }} "
+            f"&& {{ if [ -f {SEED_TAR} ]; then tar -C / -xpf {SEED_TAR} --numeric-owner; "
+            f"elif [ -x {_REBUILD} ] && [ -d /opt/evalharness/base.git ]; then {rebuild}; fi; }} "
             f"&& touch {GRADER_DIR}/.ready || touch {GRADER_DIR}/.failed; exec sleep infinity")
 
 
@@ -184,12 +181,23 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"exec failed in container {self.id[:12]}: {e}") from e
         code = -1 if code is None else int(code)
         if not getattr(self, "_seeded", True):
-            if code == _SEED_FAILED:
+            if code == _SEED_FAILED and self._seed_failed():
                 said = self._logs_tail()
                 self.close()
                 raise SandboxError(f"could not rebuild the work tree in {self.image}" + (f": {said}" if said else ""))
             self._seeded = True
         return code
+
+    def _seed_failed(self) -> bool:
+        """Did the container's first act fail? Asked of root's marker, never of the exit code alone: a first
+        command of the agent's own may exit 75 too."""
+        try:
+            exec_id = self.client.api.exec_create(self.container.id, ["test", "-e", f"{GRADER_DIR}/.failed"],
+                                                  user="root")["Id"]
+            self.client.api.exec_start(exec_id)
+            return self.client.api.exec_inspect(exec_id).get("ExitCode") == 0
+        except _DOCKER_ERRORS as e:
+            raise SandboxError(f"exec failed in container {self.id[:12]}: {e}") from e
 
     def _logs_tail(self) -> str:
         """The last lines the container's first act printed (why its work tree could not be rebuilt)."""

@@ -186,6 +186,7 @@ def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None, spec
     assert env is not None, "a recipe pack's environment comes from pack.spec_for(task)"
     ctx = BuildContext(dockerfile="")
     ctx.files["prepare_task.sh"] = _data("prepare_task.sh")
+    ctx.files["rebuild_tree.sh"] = _data("rebuild_tree.sh")
     lines = [f"FROM {base_tag}",
              *[f"ARG {name}" for name in FORWARDED_BUILD_ENV],
              "ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 "
@@ -206,6 +207,7 @@ def environment_context(pack: Pack, base_tag: str, ca_bundle: bytes | None, spec
         lines.append("RUN pip install " + " ".join(shlex.quote(r) for r in env.pip))
     lines += [f"RUN {cmd}" for cmd in env.setup]
     lines.append("COPY prepare_task.sh /usr/local/bin/evalharness-prepare-task")
+    lines.append("COPY rebuild_tree.sh /usr/local/bin/evalharness-rebuild-tree")
     ctx.dockerfile = "\n".join(lines) + "\n"
     return ctx
 
