@@ -42,6 +42,8 @@ def read_cases(xml: Path) -> tuple[list[Case], float]:
             for child in case:
                 if child.tag in ("failure", "error", "skipped"):
                     outcome = {"failure": "failed"}.get(child.tag, child.tag)
+                    if child.tag == "skipped" and child.get("type") == "pytest.xfail":
+                        outcome = "xfailed"  # JUnit has no word for an expected failure
             module = (case.get("classname") or "").replace(".", "/")
             cases.append(Case(f"{module}.py::{case.get('name')}", float(case.get("time", 0.0)), outcome))
     return cases, session
@@ -53,7 +55,8 @@ def folder_of(case: Case) -> str:
     return "/".join(parts[:2]) + "/" if len(parts) > 2 else "tests/ (top level)"
 
 
-def render(cases: list[Case], session: float, *, tier: str, wall: float | None, commit: str, top: int) -> str:
+def render(cases: list[Case], session: float, *, tier: str, wall: float | None, commit: str, top: int,
+           load: str = "") -> str:
     counts = defaultdict(int)
     for case in cases:
         counts[case.outcome] += 1
@@ -62,8 +65,8 @@ def render(cases: list[Case], session: float, *, tier: str, wall: float | None, 
              + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".",
              f"pytest session {session / 60:.1f} min"
              + (f", the whole command (set-up included) {wall / 60:.1f} min" if wall else "")
-             + f"; test time summed over workers {summed / 60:.1f} min "
-             f"(load average at the end {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores).", "",
+             + f"; test time summed over workers {summed / 60:.1f} min on {os.cpu_count()} cores"
+             + (f" ({load})" if load else "") + ".", "",
              "| folder | tests | summed time (s) |", "|---|---:|---:|"]
     by_folder: dict[str, list[Case]] = defaultdict(list)
     for case in cases:
@@ -83,12 +86,14 @@ def main() -> None:
     parser.add_argument("--wall", type=float, default=None, help="wall-clock seconds of the whole command")
     parser.add_argument("--commit", default="unknown")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--load", default="", help="the machine's load during the run, as you observed it "
+                                                   "(e.g. 'load average 5-12, shared with a benchmark')")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     args = parser.parse_args()
     cases, session = read_cases(args.xml)
     if not cases:
         raise SystemExit(f"{args.xml}: no test cases in this JUnit XML")
-    text = render(cases, session, tier=args.tier, wall=args.wall, commit=args.commit, top=args.top)
+    text = render(cases, session, tier=args.tier, wall=args.wall, commit=args.commit, top=args.top, load=args.load)
     write_section(args.out, f"Test suite: {args.tier} tier", text)
     print(text)
 

@@ -173,10 +173,13 @@ def test_a_new_pack_with_hand_written_tasks_validates_and_runs(tmp_path, private
     assert "pack: 2/2 ok" in validated.stdout
 
     image = json.loads((tmp_path / "pack" / "validation" / "clamp-upper.json").read_text())["image"]
-    listing = docker_client.containers.run(image, ["sh", "-c", "cd /testbed && git ls-files -co --exclude-standard "
-                                                               "&& git ls-files -o -i --exclude-standard "
-                                                               "&& git log --all --format=%s"],
-                                           remove=True, entrypoint="").decode().split()
+    from evalharness.sandbox.docker import DockerSandbox
+
+    with DockerSandbox(docker_client, image, run_id="test-packs-new", trial="clamp-upper").start() as box:
+        shown = box.exec("git ls-files -co --exclude-standard && git ls-files -o -i --exclude-standard "
+                         "&& git log --all --format=%s")  # the tree a trial sees, rebuilt from the image
+    assert shown.exit_code == 0, shown.output
+    listing = shown.output.split()
     tracked = git(repo, "ls-tree", "-r", "--name-only", base).split()
     assert sorted(listing[:-4]) == sorted(tracked)                 # nothing untracked, ignored or built
     assert ".env" not in listing and "NOTES.txt" not in listing and not any("egg-info" in p for p in listing)
