@@ -84,6 +84,21 @@ def cli(home: Path, *args: str, timeout: float = 900, extra_env: dict | None = N
                           env={**env(), **(extra_env or {})})
 
 
+def run_day(home: Path, day: str, label: str, *, timeout: float = 900) -> tuple[int, dict]:
+    """``drift run --day DAY --format json`` through the CLI: its exit code and its one JSON document (the test
+    fails, showing both streams, when stdout is anything else). Its stderr is appended to ``home/drift.stderr``."""
+    import pytest
+
+    done = cli(home, "drift", "run", "--config", "drift.yaml", "--day", day, "--format", "json", timeout=timeout)
+    with (home / "drift.stderr").open("a") as log:
+        log.write(f"--- {label} ({day}), exit {done.returncode}\n{done.stderr}")
+    try:
+        return done.returncode, json.loads(done.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"{label}: stdout is not one JSON document (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
+                    f"{done.stderr[-3000:]}")
+
+
 def trial_count(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT count(*) FROM trials").fetchone()[0]

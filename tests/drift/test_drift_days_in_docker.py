@@ -26,7 +26,7 @@ import json
 from datetime import date, timedelta
 
 import pytest
-from drift_support import (ModelServer, cli, drift_yaml, free_port, quickstart_tasks, store_day, trial_count,
+from drift_support import (ModelServer, cli, drift_yaml, free_port, quickstart_tasks, run_day, store_day, trial_count,
                            write_script)
 
 from evalharness.drift.config import load_config
@@ -46,15 +46,7 @@ def _day(i: int) -> str:
 
 
 def _run(home, i: int) -> tuple[int, dict]:
-    done = cli(home, "drift", "run", "--config", "drift.yaml", "--day", _day(i), "--format", "json", timeout=600)
-    with (home / "drift.stderr").open("a") as log:
-        log.write(f"--- day {i} ({_day(i)}), exit {done.returncode}\n{done.stderr}")
-    try:
-        doc = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        pytest.fail(f"day {i}: stdout is not one JSON document (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
-                    f"{done.stderr[-3000:]}")
-    return done.returncode, doc
+    return run_day(home, _day(i), f"day {i}", timeout=600)
 
 
 def _store_baseline_days(home) -> None:

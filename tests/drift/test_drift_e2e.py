@@ -27,8 +27,8 @@ import time
 from datetime import date, timedelta
 
 import pytest
-from drift_support import (EVALHARNESS, ModelServer, cli, drift_yaml, env, free_port, quickstart_tasks, trial_count,
-                           write_script)
+from drift_support import (EVALHARNESS, ModelServer, cli, drift_yaml, env, free_port, quickstart_tasks, run_day,
+                           trial_count, write_script)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.long]
 
@@ -42,14 +42,7 @@ def _day(i: int) -> str:
 
 
 def _run(home, i: int) -> tuple[int, dict]:
-    done = cli(home, "drift", "run", "--config", "drift.yaml", "--day", _day(i), "--format", "json")
-    (home / f"day-{i:02d}.stderr").write_text(done.stderr)
-    try:
-        doc = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        pytest.fail(f"day {i}: stdout is not one JSON document (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
-                    f"{done.stderr[-3000:]}")
-    return done.returncode, doc
+    return run_day(home, _day(i), f"day {i}")
 
 
 def _run_with_a_second_at_once(home, i: int) -> tuple[int, dict]:
