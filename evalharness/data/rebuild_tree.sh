@@ -23,19 +23,24 @@ if [ -n "$owner" ]; then chown -R "$owner" "$w"; fi
 # times and modes as the tree had them (a build tool compares source and output times), set last: any
 # change of owner or mode after it would make git read every file again
 python3 -c '
-import os, sys
+import os, sys, time
 os.chdir(sys.argv[1])
+latest = 0
 for record in open(sys.argv[2], "rb").read().split(b"\0"):
     if record:
         when, mode, path = record.split(b" ", 2)
         seconds, _, fraction = when.partition(b".")
         ns = int(seconds) * 10 ** 9 + int(fraction[:9].ljust(9, b"0"))
+        latest = max(latest, ns)
         try:
             if not os.path.islink(path):
                 os.chmod(path, int(mode, 8))
             os.utime(path, ns=(ns, ns), follow_symlinks=False)
         except OSError:
             pass
+# an index written in the second a file was last changed leaves that file "racily clean": git reads it
+# again, with the attributes of the tree, and may call it modified; so the index is written a second later
+time.sleep(max(0.0, latest / 1e9 + 1.05 - time.time()))
 ' "$w" "$store/seed-stat"
 # the index learns the restored times, so the agent's own git (which applies the tree's attributes) finds
 # every file unchanged without reading it
