@@ -17,6 +17,7 @@ from typing import Callable
 
 from evalharness.audit.context import BaseCode, DirBaseCode, GitBaseCode
 from evalharness.packs import GitSource, PathSource, mirror_name
+from evalharness.sandbox.base import BASE_GIT
 from evalharness.types import TaskSpec
 
 
@@ -89,9 +90,6 @@ class ImageBaseCode:
             return GitBaseCode(out / Path(BASE_GIT).name, "HEAD")
         return DirBaseCode(out / Path(workdir).name)  # the archive holds the folder itself: testbed/...
 
-
-BASE_GIT = "/opt/evalharness/base.git"
-"""The task image's base commit, one pack (data/prepare_task.sh)."""
 
 
 def _archive(container, path: str) -> io.BytesIO:

@@ -17,10 +17,10 @@ import secrets
 from dataclasses import dataclass
 
 from evalharness.grading.surface import GIT_SAFE_CONFIG, INFO_ATTRIBUTES, sandbox_git_env
-from evalharness.sandbox.base import GRADER_DIR, Sandbox
+from evalharness.sandbox.base import BASE_GIT, GRADER_DIR, Sandbox
 from evalharness.types import Outcome
 
-BASE_OBJECTS = "/opt/evalharness/base.git/objects"
+BASE_OBJECTS = f"{BASE_GIT}/objects"
 EXTRACT_TIMEOUT_S = 300.0
 
 SCRATCH_GIT = r"""

@@ -14,6 +14,9 @@ from evalharness.types import ExecResult
 
 AGENT_USER = "agent"
 BASE_COMMIT_FILE = "/etc/evalharness/base_commit"
+BASE_GIT = "/opt/evalharness/base.git"
+"""A task image's base commit as one pack (data/prepare_task.sh): the grader's copy, the objects the agent's
+.git borrows, what an audit reads."""
 MAX_OUTPUT_BYTES = 2_000_000
 GRADER_DIR = "/run/evalharness-grader"
 """A root-owned scratch space in every sandbox (mode 0711): ``priv/`` only root reads, ``pub/`` anyone reads."""

@@ -22,7 +22,7 @@ from docker.errors import DockerException, NotFound
 from docker.utils.socket import frames_iter
 
 from evalharness.errors import FileTooLarge, SandboxError
-from evalharness.sandbox.base import (AGENT_USER, GRADER_DIR, MAX_OUTPUT_BYTES, HeadTail, Limits, Sandbox,
+from evalharness.sandbox.base import (AGENT_USER, BASE_GIT, GRADER_DIR, MAX_OUTPUT_BYTES, HeadTail, Limits, Sandbox,
                                       files_tar, parse_size)
 from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 from evalharness.types import ExecResult
@@ -50,7 +50,7 @@ def _seed_script(workdir: str) -> str:
                f'&& {{ [ ! -f {SEED_HOME} ] || tar -C / -xpf {SEED_HOME} --numeric-owner; }}')
     return (f"w={shlex.quote(workdir)}; mkdir -m 0700 {GRADER_DIR}/priv && mkdir -m 0755 {GRADER_DIR}/pub "
             f"&& {{ if [ -f {SEED_TAR} ]; then tar -C / -xpf {SEED_TAR} --numeric-owner; "
-            f"elif [ -x {_REBUILD} ] && [ -d /opt/evalharness/base.git ]; then {rebuild}; fi; }} "
+            f"elif [ -x {_REBUILD} ] && [ -d {BASE_GIT} ]; then {rebuild}; fi; }} "
             f"&& touch {GRADER_DIR}/.ready || touch {GRADER_DIR}/.failed; exec sleep infinity")
 
 
