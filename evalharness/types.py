@@ -231,6 +231,8 @@ class Flag(str, Enum):
     PATCH_REJECTED = "patch_rejected"  # the patch touched .git/, a submodule entry, or a path outside the tree
     PATCH_TOO_LARGE = "patch_too_large"
     OUTCOME_CHOSEN_BY_CODE = "outcome_chosen_by_code"  # a required test was skipped/xfailed from code under test
+    SUSPICIOUS_CODE = "suspicious_code"  # the patch adds code that reaches for the runner, frames, gc or /proc
+    COMPILED_ARTEFACT = "compiled_artefact"  # bytecode or a binary module the patch adds: removed before the run
 
 
 OUTCOME_FLAGS = frozenset({Flag.TAMPERED.value, Flag.PATCH_REJECTED.value, Flag.PATCH_TOO_LARGE.value})
