@@ -1,235 +1,492 @@
 """evalharness's guarded pytest launcher, run by the grader inside the grading sandbox.
 
 Usage (by the grader only): python -s eh_pytest.py < settings 3> results
-The settings line (JSON: nonce, workdir, pytest arguments, the argv shown) comes on standard input, opened by
-root from a folder the test process cannot read, and is never put in argv, the environment or a
-file the tests can see. Results go, one JSON line each, to file descriptor 3, also opened by
-root. Every line carries the nonce. The plugin records, for each test phase, what the test
-raised (read before any other hook can change it) beside the report pytest made of it, the
-pytest internals that make reports as they were at start-up, and the hook implementations that
-were registered; the grader (evalharness.grading.verdict) decides from that, outside this process.
+The settings line (JSON: nonce, workdir, pytest arguments, the argv shown, the lines the patch
+wrote, the task's own files) comes on standard input, opened by root from a folder the test
+process cannot read. Results go to file descriptor 3, a pipe root reads as the run goes.
 
+The code under test runs in this process and can reach any Python object here, so nothing here
+that Python can reach holds the nonce. Before pytest or any project code is imported, ``_arm``
+installs an audit hook (PEP 578): it cannot be removed, and no Python object refers to it. The
+hook alone holds the nonce and the channel, and is the only writer of records:
+
+- the recorder below (pytest hooks, no state of its own) hands each record to the hook with
+  ``sys.audit``; the hook writes it only when the caller is the recorder's own code and no frame
+  of code the patch wrote is on the way to it;
+- a test function of the kind pytest calls directly runs inside ``_ran``, which tells the hook
+  that the test's own code ran and whether it returned or raised;
+- every sensitive event (gc walks, trace and profile functions, other threads' frames, ctypes
+  memory access, replacing a function's code, code objects claiming another file's name, the
+  channel's descriptor, ``/proc`` memory and descriptors, bytecode read from the work tree) is
+  attributed by walking the stack: to the patch when the line running is one the patch wrote
+  (the walk stops at the task's own test files). A hard event from the patch is written and the
+  process stops at once (exit 86); a softer one (frame access, fork, ...) is written as a note.
+
+The grader (evalharness.grading.verdict) decides from the records, outside this process.
 Kept to the Python 3.6 syntax subset: task images run many Python versions.
 """
-import json
 import os
 import sys
 
+STOPPED = 86
+"""Exit status of a run the guard stopped."""
+
+_HARD = {"gc.get_objects": "walked every object with gc", "gc.get_referrers": "walked objects with gc",
+         "gc.get_referents": "walked objects with gc", "sys._current_frames": "read other threads' frames",
+         "sys.settrace": "installed a trace function", "sys.setprofile": "installed a profile function",
+         "ctypes.string_at": "read raw memory with ctypes", "ctypes.wstring_at": "read raw memory with ctypes",
+         "ctypes.cdata": "mapped raw memory with ctypes", "ctypes.call_function": "called a C function with ctypes",
+         "ctypes.addressof": "took a raw address with ctypes"}
+"""Events that give the code under test the interpreter's internals: stopped when the patch raises them."""
+_SOFT = {"sys._getframe": "read the call stack's frames", "os.fork": "forked the test process",
+         "os.forkpty": "forked the test process", "marshal.loads": "loaded bytecode",
+         "ctypes.dlopen": "loaded a C library with ctypes", "sys.addaudithook": "added an audit hook"}
+"""Events worth a reviewer's look when the patch raises them, not proof of a forgery."""
+_WATCH = frozenset(list(_HARD) + list(_SOFT) + ["evalharness.rec", "evalharness.ran", "code.__new__", "compile",
+                                                 "object.__setattr__", "object.__getattr__", "open", "fcntl.fcntl",
+                                                 "os.truncate"])
+
+
+def _arm(nonce, fd, settings):
+    """Install the audit hook. It keeps the nonce and the channel in its closure; nothing returns."""
+    write, fstat, getframe, exit_, audit, lstat = os.write, os.fstat, sys._getframe, os._exit, sys.audit, os.lstat
+    exact_type, function_type, method_type = type, type(_arm), type(_Probe().method)
+    translate = str.translate
+    workdir = settings["workdir"].rstrip("/") + "/"
+    written = {}
+    for rel, lines in settings.get("written", {}).items():
+        written[workdir + rel] = None if lines is None else frozenset(lines)
+    protected = frozenset(workdir + p for p in settings.get("protected", []))
+    runner_dir = settings.get("runner_dir") or "\0"
+    recorder = frozenset(f.__code__ for f in _RECORDER)
+    ran_code = _ran.__code__
+    stat = fstat(fd)
+    channel = (stat.st_dev, stat.st_ino)
+    table = dict((i, "\\u%04x" % i) for i in range(32))
+    table[34], table[92] = '\\"', "\\\\"
+    busy, seq, noted = [False], [0], {}
+
+    def enc(value, depth=0):
+        kind = exact_type(value)
+        if kind is str:
+            return '"' + translate(value, table) + '"'
+        if value is None or kind is bool:
+            return "null" if value is None else ("true" if value else "false")
+        if kind is int:
+            return "%d" % value
+        if (kind is tuple or kind is list) and depth < 3:
+            return "[" + ",".join([enc(v, depth + 1) for v in value]) + "]"
+        return '"<%s>"' % translate(kind.__name__, table) if exact_type(kind.__name__) is str else '"<?>"'
+
+    def put(pairs):
+        parts = ['"n":"' + nonce + '"', '"s":%d' % seq[0]]
+        for pair in pairs:
+            parts.append(enc(pair[0]) + ":" + enc(pair[1]))
+        seq[0] += 1
+        data = ("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace")
+        now = fstat(fd)
+        if (now.st_dev, now.st_ino) != channel:  # the descriptor was swapped: nothing more can be said
+            exit_(STOPPED)
+        while data:
+            data = data[write(fd, data):]
+
+    def where(frame):
+        """The first frame, from ``frame`` outwards, running a line the patch wrote (or code with no
+        file), as 'file:line'; '' when the walk reaches the task's own test code or the bottom."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name in protected or name[-12:] == "/conftest.py":
+                return ""
+            if name in written:
+                lines = written[name]
+                if lines is None or frame.f_lineno in lines:
+                    return "%s:%d" % (name, frame.f_lineno)
+            elif name[:1] == "<" and name[:7] != "<frozen" and name[:8] != "<doctest":
+                return "%s:%d" % (name, frame.f_lineno)
+            frame = frame.f_back
+        return ""
+
+    def chain_by_patch(frame):
+        """Like ``where``, over the whole stack (the task's test code does not end the walk): '' when no
+        line the patch wrote is on it. Runner files inside the work tree (pytest's own repository) are
+        the code under test: reported as a note, not here."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            hit = False
+            if name in written:
+                lines = written[name]
+                hit = lines is None or frame.f_lineno in lines
+            elif name[:1] == "<" and name[:7] != "<frozen" and name[:8] != "<doctest":
+                hit = True
+            if hit:
+                at = "%s:%d" % (name, frame.f_lineno)
+                if name[:len(runner_dir)] != runner_dir:
+                    return at
+                note("runner", "the test runner's own code, changed by the patch, reported a test", at)
+            frame = frame.f_back
+        return ""
+
+    def stop(why, at, event):
+        put((("t", "guard"), ("action", "stopped"), ("event", event), ("why", why), ("at", at)))
+        exit_(STOPPED)
+
+    def note(key, why, at, event=""):
+        if noted.get(key, 0) >= 3:
+            return
+        noted[key] = noted.get(key, 0) + 1
+        put((("t", "guard"), ("action", "noted"), ("event", event or key), ("why", why), ("at", at)))
+
+    def direct(frame):
+        """'file:line' when ``frame`` itself runs a line the patch wrote (or code with no file), else ''."""
+        name = frame.f_code.co_filename
+        if name in written:
+            lines = written[name]
+            if lines is None or frame.f_lineno in lines:
+                return "%s:%d" % (name, frame.f_lineno)
+        elif name[:1] == "<" and name[:7] != "<frozen" and name[:8] != "<doctest":
+            return "%s:%d" % (name, frame.f_lineno)
+        return ""
+
+    def code_file(func):
+        kind = exact_type(func)
+        if kind is method_type:
+            func = func.__func__
+            kind = exact_type(func)
+        if kind is function_type:
+            return func.__code__.co_filename
+        return "<not a Python function>"
+
+    def on_record(args):
+        caller = getframe(2)
+        if caller.f_code not in recorder:
+            stop("a record not made by the grader's recorder", where(caller) or "?", "evalharness.rec")
+        at = chain_by_patch(caller.f_back)
+        if at:
+            stop("the grader's recorder was driven by code the patch wrote", at, "evalharness.rec")
+        if exact_type(args[0]) is tuple:
+            put(args[0])
+
+    def on_ran(args):
+        caller = getframe(2)
+        if caller.f_code is not ran_code:
+            stop("a test-ran signal not sent by the grader's wrapper", where(caller) or "?", "evalharness.ran")
+        at = chain_by_patch(caller.f_back)
+        if at:
+            stop("the test function was called by code the patch wrote", at, "evalharness.ran")
+        node, state = args[0], args[1]
+        detail = ""
+        if state == "called":
+            detail = code_file(args[2])
+        elif state == "raised":
+            detail = exact_type(args[2]).__name__
+        put((("t", "ran"), ("id", node if exact_type(node) is str else "?"), ("state", state), ("detail", detail)))
+
+    def on_other(event, args):
+        frame = getframe(2)
+        if event in _HARD:
+            at = where(frame)
+            if at:
+                stop("the code under test " + _HARD[event], at, event)
+        elif event in _SOFT:
+            at = where(frame)
+            if at:
+                note(event, "the code under test " + _SOFT[event], at, event)
+        elif event == "open":
+            path = args[0]
+            if exact_type(path) is not str:
+                return
+            if (path[:6] == "/proc/" and ("/mem" in path or "/fd/" in path or "/map_files/" in path)) \
+                    or path[:8] == "/dev/fd/":
+                at = where(frame)
+                if at:
+                    stop("the code under test opened " + path, at, event)
+            elif path[:len(workdir)] == workdir and path[-4:] in (".pyc", ".pyo"):
+                try:
+                    lstat(path)  # importers and pytest look for caches that are not there: only one that is counts
+                except OSError:
+                    return
+                if "/__pycache__/" in path:
+                    stop("bytecode was read from a cache in the work tree, where the grader had left none",
+                         where(frame) or path, event)
+                at = where(frame)
+                if at:
+                    stop("the code under test loaded bytecode from " + path, at, event)
+        elif event == "object.__setattr__":
+            name = args[1]
+            if name == "__code__":
+                at = where(frame)
+                if at:
+                    stop("the code under test replaced a function's code", at, event)
+            elif name in ("__defaults__", "__kwdefaults__"):
+                target = code_file(args[0])
+                if target == __file__:
+                    stop("the grader's own function was changed", where(frame) or "?", event)
+                at = where(frame)
+                if at:
+                    note(event, "the code under test replaced a function's defaults", at, event)
+        elif event == "object.__getattr__":
+            at = where(frame)
+            if at:
+                note("frames", "the code under test read a frame (%s)" % (args[1] if exact_type(args[1]) is str
+                                                                           else "?"), at, event)
+        elif event == "code.__new__" or event == "compile":
+            # the direct caller only: importlib compiles every module it loads, whoever imports it
+            at = direct(frame)
+            if not at:
+                return
+            claimed = args[1]
+            if exact_type(claimed) is not str:
+                return
+            if claimed in protected:
+                stop("the code under test compiled code under a test file's name", at, event)
+            if claimed[:1] != "<" and claimed not in written:
+                stop("the code under test made code that claims to come from " + claimed, at, event)
+        elif event == "fcntl.fcntl" or event == "os.truncate":
+            if args[0] == fd:
+                stop("the code under test reached the results channel (%s)" % event, where(frame) or "?", event)
+
+    def hook(event, args):
+        if busy[0] or event not in _WATCH:
+            if event[:7] == "ctypes." and not busy[0] and event not in _WATCH:
+                busy[0] = True
+                try:
+                    at = where(getframe(1))
+                    if at:
+                        note("ctypes", "the code under test used ctypes (%s)" % event, at, event)
+                finally:
+                    busy[0] = False
+            return
+        busy[0] = True
+        try:
+            if event == "evalharness.rec":
+                on_record(args)
+            elif event == "evalharness.ran":
+                on_ran(args)
+            else:
+                on_other(event, args)
+        finally:
+            busy[0] = False
+
+    sys.addaudithook(hook)
+    audit("evalharness.armed")
+
+
+class _Probe(object):
+    def method(self):
+        return None
+
+
+def _ran(_eh_orig=None, _eh_id=None, _eh_audit=None, _eh_base=None, **kwargs):
+    """Stands in for a test function while its call phase runs (a fresh function per test, its
+    arguments bound as defaults: replacing them is an audited event). Tells the hook the test's own
+    code was called, then whether it returned or raised."""
+    _eh_audit("evalharness.ran", _eh_id, "called", _eh_orig)
+    try:
+        value = _eh_orig(**kwargs)
+    except _eh_base as e:
+        _eh_audit("evalharness.ran", _eh_id, "raised", e)
+        raise
+    _eh_audit("evalharness.ran", _eh_id, "returned")
+    return value
+
 
 def _main():
-    settings = json.loads(sys.stdin.readline())
+    line = sys.stdin.readline()
+    import json
+    settings = json.loads(line)
+    del line
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    out = os.fdopen(3, "w", buffering=1)
     try:
         import fcntl
         fcntl.fcntl(3, fcntl.F_SETFD, fcntl.fcntl(3, fcntl.F_GETFD) | fcntl.FD_CLOEXEC)
     except (ImportError, OSError):
         pass
-    nonce = settings["nonce"]
-
-    def emit(record):
-        record["n"] = nonce
-        out.write(json.dumps(record, default=str) + "\n")
-        out.flush()
+    workdir = settings["workdir"]
+    settings["runner_dir"] = _runner_dir(workdir)
+    if hasattr(sys, "addaudithook"):
+        _arm(settings.pop("nonce"), 3, settings)
+    else:  # Python < 3.8: no audit hooks; the verdict sees no 'armed' record and says so
+        _legacy_channel(settings.pop("nonce"), 3)
+    settings.pop("written", None)
 
     import pytest
-    import _pytest.reports
-    import _pytest.runner
+    import _pytest.python
 
-    before = [(spec, _identity(obj)) for spec, obj in _watched()]
-    workdir = settings["workdir"]
-
-    def changed():
-        return sorted(_name(spec) for spec, identity in before if not _is(_current(spec), identity))
-
-    class Recorder(object):
-        def __init__(self):
-            self.first_change = None
-
-        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-        def pytest_runtest_makereport(self, item, call):
-            excinfo = call.excinfo  # before any other hook runs
-            if excinfo is None and call.when == "call":
-                # a unittest.TestCase test: pytest's unittest plugin keeps what the test raised on the
-                # item and hands it to the call in its own makereport hook, which runs after this one
-                pending = getattr(item, "_excinfo", None)
-                if isinstance(pending, list) and pending:
-                    excinfo = pending[0]
-            raised = excinfo.typename if excinfo is not None else None
-            message = ""
-            if excinfo is not None:
-                try:
-                    message = str(excinfo.value)[:2000]
-                except Exception:  # noqa: BLE001 - an exception whose str() fails is still an exception
-                    message = "<unprintable>"
-            outcome = yield
-            report = outcome.get_result()
-            markers = sorted(set(m.name for m in item.iter_markers()
-                                 if m.name in ("skip", "skipif", "xfail")))
-            emit({"t": "made", "id": report.nodeid, "when": report.when, "outcome": report.outcome,
-                  "raised": raised, "raised_msg": message, "markers": markers,
-                  "wasxfail": getattr(report, "wasxfail", None)})
-
-        @pytest.hookimpl(trylast=True)
-        def pytest_runtest_logreport(self, report):
-            longrepr = ""
-            skip_from = None
-            if report.longrepr is not None:
-                if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
-                    skip_from = str(report.longrepr[0])
-                    longrepr = str(report.longrepr[2])
-                else:
-                    try:
-                        longrepr = str(report.longrepr)
-                    except Exception:  # noqa: BLE001
-                        longrepr = "<unprintable>"
-            emit({"t": "report", "id": report.nodeid, "when": report.when, "outcome": report.outcome,
-                  "wasxfail": getattr(report, "wasxfail", None), "longrepr": longrepr[-2000:],
-                  "skip_from": skip_from})
-            if self.first_change is None and not _unchanged(before):
-                moved = changed()
-                if moved:
-                    self.first_change = moved
-                    emit({"t": "integrity", "changed": moved, "at": report.nodeid})
-
-        @pytest.hookimpl(trylast=True)
-        def pytest_collectreport(self, report):
-            if report.failed:
-                emit({"t": "collect_error", "id": report.nodeid, "longrepr": str(report.longrepr)[-2000:]})
-
-        @pytest.hookimpl(trylast=True)
-        def pytest_exception_interact(self, node, call, report):
-            # what a collection error raised (its type, not its text): pytest.exit from the code under test
-            if type(report).__name__ == "CollectReport" and call.excinfo is not None:
-                kind = call.excinfo.type
-                emit({"t": "collect_exc", "id": report.nodeid, "type": kind.__module__ + "." + kind.__name__})
-
-        @pytest.hookimpl(trylast=True)
-        def pytest_collection_finish(self, session):
-            emit({"t": "collected", "count": len(session.items)})
-
-        @pytest.hookimpl(trylast=True)
-        def pytest_sessionfinish(self, session, exitstatus):
-            emit({"t": "hooks", "impls": _hook_files(session.config)})
-            emit({"t": "integrity", "changed": changed(), "at": "sessionfinish"})
-            emit({"t": "end", "exitstatus": int(exitstatus), "testsfailed": session.testsfailed,
-                  "collected": session.testscollected})
-
-    emit({"t": "start", "pytest": pytest.__version__, "python": sys.version.split()[0]})
+    _record((("t", "start"), ("pytest", pytest.__version__), ("python", sys.version.split()[0]),
+             ("guarded", hasattr(sys, "addaudithook")), ("runner_dir", settings["runner_dir"])))
+    plugin = _Recorder(_pytest.python.Function)
     sys.path.insert(0, workdir)  # what `python -m pytest` run in the work tree does
     os.chdir(workdir)
     # argv as `python -m pytest ARGS` has it, with the grader's decoy --junitxml that pytest is not given
     shown = settings.get("argv", settings["args"])
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + list(shown)
-    code = pytest.main(list(settings["args"]), plugins=[Recorder()])
-    code = int(code)
-    emit({"t": "exit", "code": code})
-    out.close()
+    code = int(pytest.main(list(settings["args"]), plugins=[plugin]))
+    _record((("t", "exit"), ("code", code)))
     # a normal interpreter exit, as `python -m pytest` has: exit handlers the code under test left run
     # now, and one that changes the exit status is caught (the record above holds pytest's own)
     sys.exit(code)
 
 
-_WATCHED = (
-    ("_pytest.runner", None, "call_and_report"), ("_pytest.runner", None, "runtestprotocol"),
-    ("_pytest.runner", None, "call_runtest_hook"), ("_pytest.runner", "CallInfo", "from_call"),
-    ("_pytest.runner", None, "pytest_runtest_makereport"),
-    ("_pytest.reports", "TestReport", "from_item_and_call"),
-    ("_pytest.reports", "BaseReport", "passed"), ("_pytest.reports", "BaseReport", "failed"),
-    ("_pytest.skipping", None, "pytest_runtest_makereport"), ("_pytest.python", None, "pytest_pyfunc_call"),
-    ("_pytest.main", None, "pytest_runtestloop"), ("_pytest.terminal", "TerminalReporter", "pytest_runtest_logreport"),
-    ("pluggy._callers", None, "_multicall"), ("pluggy._hooks", "HookCaller", "__call__"),
-    ("pluggy._hooks", "_HookCaller", "__call__"), ("pluggy.callers", None, "_multicall"),
-    ("pluggy.hooks", "_HookCaller", "__call__"), ("pytest", None, "main"))
-"""The functions that turn a test's outcome into its report: (module, class or None, attribute)."""
+def _runner_dir(workdir):
+    """The folder pytest itself is imported from, when it lies in the work tree (pytest's own repository:
+    the runner is then the code under test), else ''. Found without importing it."""
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec("_pytest")
+    except (ImportError, ValueError, AttributeError):
+        return ""
+    origin = getattr(spec, "origin", None) or ""
+    folder = os.path.dirname(os.path.dirname(origin))
+    return folder + "/" if folder and (folder + "/").startswith(workdir.rstrip("/") + "/") else ""
 
 
-def _watched():
-    """The watched functions that exist, as they are now: (spec, object) pairs."""
-    out = []
-    for spec in _WATCHED:
-        value = _current(spec)
-        if value is not None:
-            out.append((spec, value))
-    return out
+def _legacy_channel(nonce, fd):
+    """Pythons without audit hooks: records go straight to the descriptor (tamper-evident only)."""
+    def legacy(event, args):
+        if event == "evalharness.rec":
+            import json
+            record = dict(args[0])
+            record["n"] = nonce
+            os.write(fd, (json.dumps(record, default=str) + "\n").encode())
+    sys.audit = lambda event, *args: legacy(event, args)  # noqa: E731 - Python < 3.8 has no sys.audit
 
 
-def _current(spec):
-    """What ``spec`` names now (None when absent): a class's own attribute, not one it inherits or binds."""
-    module_name, owner_name, attr = spec
-    module = sys.modules.get(module_name)
-    owner = getattr(module, owner_name, None) if owner_name else module
-    if owner is None:
-        return None
-    return owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+def _record(pairs, _audit=sys.audit if hasattr(sys, "audit") else None):
+    """Hand one record to the hook (the hook checks it was this code that called)."""
+    (_audit or sys.audit)("evalharness.rec", pairs)
 
 
-def _name(spec):
-    module_name, owner_name, attr = spec
-    return "%s.%s%s" % (module_name, owner_name + "." if owner_name else "", attr)
+def _makereport(item, call, _audit=sys.audit if hasattr(sys, "audit") else None):
+    """Hookwrapper (first): what the test raised, read before any other hook runs, beside the report."""
+    excinfo = call.excinfo
+    if excinfo is None and call.when == "call":
+        # a unittest.TestCase test: pytest's unittest plugin keeps what the test raised on the
+        # item and hands it to the call in its own makereport hook, which runs after this one
+        pending = getattr(item, "_excinfo", None)
+        if isinstance(pending, list) and pending:
+            excinfo = pending[0]
+    raised = excinfo.typename if excinfo is not None else None
+    message = ""
+    if excinfo is not None:
+        try:
+            message = str(excinfo.value)[:2000]
+        except Exception:  # noqa: BLE001 - an exception whose str() fails is still an exception
+            message = "<unprintable>"
+    outcome = yield
+    report = outcome.get_result()
+    markers = sorted(set(m.name for m in item.iter_markers() if m.name in ("skip", "skipif", "xfail")))
+    kind = type(item)
+    runtest = getattr(kind, "runtest", None)
+    runtest_code = getattr(getattr(runtest, "__func__", runtest), "__code__", None)
+    (_audit or sys.audit)("evalharness.rec", (
+        ("t", "made"), ("id", str(report.nodeid)), ("when", str(report.when)), ("outcome", str(report.outcome)),
+        ("raised", None if raised is None else str(raised)), ("raised_msg", message), ("markers", markers),
+        ("wasxfail", None if getattr(report, "wasxfail", None) is None else str(report.wasxfail)),
+        ("item", "%s.%s" % (kind.__module__, kind.__name__)), ("wrapped", bool(getattr(item, "_eh_wrapped", False))),
+        ("runtest_file", runtest_code.co_filename if runtest_code is not None else "<not a Python function>")))
 
 
-def _identity(obj):
-    target = getattr(obj, "__func__", obj)
-    if isinstance(target, property):
-        target = target.fget
-    code = getattr(target, "__code__", None)
-    return (id(obj), id(target), id(code) if code is not None else None,
-            hash(code.co_code) if code is not None else None)
+def _logreport(report, _audit=sys.audit if hasattr(sys, "audit") else None):
+    longrepr = ""
+    skip_from = None
+    if report.longrepr is not None:
+        if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            skip_from = str(report.longrepr[0])
+            longrepr = str(report.longrepr[2])
+        else:
+            try:
+                longrepr = str(report.longrepr)
+            except Exception:  # noqa: BLE001
+                longrepr = "<unprintable>"
+    (_audit or sys.audit)("evalharness.rec", (
+        ("t", "report"), ("id", str(report.nodeid)), ("when", str(report.when)), ("outcome", str(report.outcome)),
+        ("wasxfail", None if getattr(report, "wasxfail", None) is None else str(report.wasxfail)),
+        ("longrepr", longrepr[-2000:]), ("skip_from", skip_from)))
 
 
-def _is(obj, identity):
-    """Is ``obj`` still what ``identity`` (``_identity``) was taken of?"""
-    return _identity(obj) == identity
+def _runtest_call(item, _audit=sys.audit if hasattr(sys, "audit") else None, _function=type(_ran),
+                  _method=type(_Probe().method), _base=BaseException):
+    """Hookwrapper (first): the test function of a plain pytest Function runs inside a fresh ``_ran``."""
+    original = None
+    if getattr(item, "_eh_function_class", None) is type(item):
+        obj = item.obj
+        target = obj.__func__ if type(obj) is _method else obj
+        if type(target) is _function and not (target.__code__.co_flags & 0x2a0):  # not a coroutine or generator
+            original = obj
+            item.obj = _function(_ran.__code__, {"__builtins__": {}}, "_ran",
+                                 (obj, str(item.nodeid), _audit or sys.audit, _base))
+            item._eh_wrapped = True
+    yield
+    if original is not None:
+        item.obj = original
 
 
-def _unchanged(before):
-    """Every watched function is what it was at start: ``_current`` and ``_is`` for each, inlined, building no
-    object. It runs after every test phase; the calls and the containers it would build each time cost about a
-    second over a run of 6,000 tests (garbage-collector passes over the whole session among it)."""
-    modules = sys.modules
-    for (module_name, owner_name, attr), (obj_id, target_id, code_id, code_hash) in before:
-        owner = modules.get(module_name)
-        if owner_name:
-            owner = getattr(owner, owner_name, None)
-        if owner is None:
-            return False
-        obj = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
-        target = getattr(obj, "__func__", obj)
-        if isinstance(target, property):
-            target = target.fget
-        if id(obj) != obj_id or id(target) != target_id:
-            return False
-        code = getattr(target, "__code__", None)
-        if code is None:
-            if code_id is not None:
-                return False
-        elif id(code) != code_id or hash(code.co_code) != code_hash:
-            return False
-    return True
+def _collectreport(report, _audit=sys.audit if hasattr(sys, "audit") else None):
+    if report.failed:
+        (_audit or sys.audit)("evalharness.rec", (("t", "collect_error"), ("id", str(report.nodeid)),
+                                                  ("longrepr", str(report.longrepr)[-2000:])))
 
 
-_SENSITIVE = ("pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_report_teststatus",
-              "pytest_runtest_protocol", "pytest_runtest_call", "pytest_pyfunc_call", "pytest_runtestloop",
-              "pytest_sessionfinish", "pytest_collection_modifyitems", "pytest_terminal_summary",
-              "pytest_runtest_setup", "pytest_runtest_teardown", "pytest_unconfigure", "pytest_collectreport",
-              "pytest_exception_interact", "pytest_runtest_logfinish")
+def _exception_interact(node, call, report, _audit=sys.audit if hasattr(sys, "audit") else None):
+    # what a collection error raised (its type, not its text): pytest.exit from the code under test
+    if type(report).__name__ == "CollectReport" and call.excinfo is not None:
+        kind = call.excinfo.type
+        (_audit or sys.audit)("evalharness.rec", (("t", "collect_exc"), ("id", str(report.nodeid)),
+                                                  ("type", kind.__module__ + "." + kind.__name__)))
+
+
+def _collection_finish(session, _audit=sys.audit if hasattr(sys, "audit") else None):
+    (_audit or sys.audit)("evalharness.rec", (("t", "collected"), ("count", len(session.items))))
+    (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "collected"),
+                                              ("files", _hook_files(session.config))))
+
+
+def _sessionfinish(session, exitstatus, _audit=sys.audit if hasattr(sys, "audit") else None):
+    (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "end"), ("files", _hook_files(session.config))))
+    (_audit or sys.audit)("evalharness.rec", (("t", "end"), ("exitstatus", int(exitstatus)),
+                                              ("testsfailed", int(session.testsfailed)),
+                                              ("collected", int(session.testscollected))))
 
 
 def _hook_files(config):
-    found = []
-    for name in _SENSITIVE:
-        hook = getattr(config.pluginmanager.hook, name, None)
-        if hook is None:
+    """The file of every hook implementation registered now, for every hook pytest has (not a list of
+    hooks): the verdict looks for code the patch wrote, or code with no file."""
+    found = set()
+    hooks = config.pluginmanager.hook
+    for name in sorted(vars(hooks)):
+        caller = getattr(hooks, name, None)
+        get = getattr(caller, "get_hookimpls", None)
+        if get is None:
             continue
-        for impl in hook.get_hookimpls():
+        for impl in get():
             function = getattr(impl, "function", None)
+            function = getattr(function, "__func__", function)
             code = getattr(function, "__code__", None)
-            found.append({"hook": name, "plugin": str(getattr(impl, "plugin_name", "")),
-                          "file": code.co_filename if code is not None else "<no code>"})
-    return found
+            found.add(name + " " + (code.co_filename if code is not None else "<no code>"))
+    return sorted(found)
+
+
+_RECORDER = (_record, _makereport, _logreport, _collectreport, _exception_interact, _collection_finish,
+             _sessionfinish, _runtest_call)
+"""The functions allowed to hand records to the hook (by code object, checked in the hook)."""
+
+
+class _Recorder(object):
+    """The pytest plugin: each hook is one of the module's recorder functions, marked for pluggy."""
+
+    def __init__(self, function_class):
+        import pytest
+        mark = pytest.hookimpl
+        self.pytest_runtest_makereport = mark(hookwrapper=True, tryfirst=True)(_makereport)
+        self.pytest_runtest_call = mark(hookwrapper=True, tryfirst=True)(_runtest_call)
+        self.pytest_runtest_logreport = mark(trylast=True)(_logreport)
+        self.pytest_collectreport = mark(trylast=True)(_collectreport)
+        self.pytest_exception_interact = mark(trylast=True)(_exception_interact)
+        self.pytest_collection_finish = mark(trylast=True)(_collection_finish)
+        self.pytest_sessionfinish = mark(trylast=True)(_sessionfinish)
+        function_class._eh_function_class = function_class
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import PurePosixPath
 
 from evalharness.errors import FileTooLarge
+from evalharness.grading.attribution import written_lines
 from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.grading.extract import BASE_OBJECTS, SCRATCH_GIT
@@ -100,27 +101,37 @@ printf '%s
 _TREE_SCRIPT = r"""
 set -u
 x=$1 base=$2 work=$3; shift 3
+if [ -n "$EH_BUNDLE" ]; then tar -x -C / --no-overwrite-dir -f - || exit 70; fi
 g() { env $EH_GITENV git "$@"; }    # the grader's git: its environment only for git, not for the tests
 g0() { env $EH_GITENV GIT_INDEX_FILE="$x/index0" git "$@"; }
-g "$@" update-index -z --index-info 2>"$x/err" || exit 23
+g "$@" update-index -z --index-info < "$x/reset" 2>"$x/err" || exit 23
 if [ -s "$x/test_patch.diff" ]; then g "$@" apply --cached --whitespace=nowarn "$x/test_patch.diff" 2>"$x/err" || exit 20; fi
 tree=$(g "$@" write-tree 2>"$x/err") || exit 21
 g0 "$@" read-tree "$base" 2>"$x/err" || exit 71
 g0 "$@" update-index -q --refresh >/dev/null 2>&1
 g0 "$@" read-tree -m -u "$base" "$tree" 2>"$x/err" || exit 22
 chown -R 1000:1000 "$work"
+# no bytecode cache is read in the guarded run: the image's own are dropped (the launcher stops a run that reads one)
+find "$work" -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null
 if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$work/$EH_CANARY" || exit 24; fi
 [ -n "$EH_RUN" ] || exit 0
 """
 
 _RUN_SCRIPT = r"""
 cd "$work" || exit 90
+# the results channel: a pipe root drains as the run goes (no seek, no rewrite, nothing to read back), into a
+# root-only file; the test process holds only the write end
+mkfifo -m 600 "$x/channel" || exit 91
+: > "$x/results" && chmod 600 "$x/results" || exit 91
+cat "$x/channel" > "$x/results" &
+reader=$!
 setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" for v in _STRIPPED_ENV) + r""" \
-  -u EH_RUN -u EH_CANARY -u EH_GITENV -u EH_LIMIT -u EH_LAUNCHER -u EH_MAX_RESULTS -u EH_HALF \
+  -u EH_RUN -u EH_CANARY -u EH_GITENV -u EH_LIMIT -u EH_LAUNCHER -u EH_MAX_RESULTS -u EH_HALF -u EH_BUNDLE \
   HOME=/home/agent PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1 \
-  timeout -k 5 "$EH_LIMIT" python -s "$EH_LAUNCHER" < "$x/stdin" 3> "$x/results" > "$x/output" 2>&1
+  timeout -k 5 "$EH_LIMIT" python -s "$EH_LAUNCHER" < "$x/stdin" 3> "$x/channel" > "$x/output" 2>&1
 code=$?
 setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
+wait "$reader"
 r=$(stat -c %s "$x/results"); o=$(stat -c %s "$x/output")
 printf 'EH %s %s %s\n' "$code" "$r" "$o"
 head -c "$EH_MAX_RESULTS" "$x/results"
@@ -188,7 +199,6 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
              f"{x}/test_patch.diff": task.test_patch.encode() if task.test_patch.strip() else b"",
              f"{x}/canary.py": canaries.source.encode() if canaries else b""}
     if args is not None:
-        files[f"{x}/stdin"] = (json.dumps(_settings(task, args, canaries, nonce, sandbox.workdir)) + "\n").encode()
         files[LAUNCHER] = _launcher()
     bundle = files_tar(files) if hasattr(sandbox, "write_files") else None
     if bundle is None:
@@ -225,16 +235,24 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
         result.outcome, result.reason = Outcome.PATCH_REJECTED, f"patch rejected: {decision.rejected}"
         return result
     by_raw = {c.path: c for c in changes}
-    reset = b"".join(_index_line(by_raw[a.raw]) for a in decision.reset)
+    second = {f"{x}/reset": b"".join(_index_line(by_raw[a.raw]) for a in decision.reset)}
+    if args is not None:
+        written = written_lines(data, {a.path: a.change for a in decision.applied})
+        protected = sorted(protected | ({canaries.path} if canaries else set()))
+        second[f"{x}/stdin"] = (json.dumps(_settings(task, args, canaries, nonce, sandbox.workdir, written=written,
+                                                     protected=protected)) + "\n").encode()
+    bundle = files_tar(second) if hasattr(sandbox, "write_files") else None
+    if bundle is None:
+        write_files(sandbox, second)
     limit = spec.timeouts.tests_s
     # the tests run in the image's own environment (its PATH, its LANG); the grader's git gets its own
     git_env = " ".join(f"{k}={v}" for k, v in env.items() if k not in ("EH_ATTRIBUTES", "EH_BASE_OBJECTS"))
-    run_env = {"EH_GITENV": git_env, "EH_CANARY": canaries.path if canaries else "", "EH_RUN": "1" if args is not None else "",
+    run_env = {"EH_GITENV": git_env, "EH_BUNDLE": "1" if bundle is not None else "", "EH_CANARY": canaries.path if canaries else "", "EH_RUN": "1" if args is not None else "",
                "EH_LIMIT": f"{limit:g}", "EH_LAUNCHER": LAUNCHER, "EH_MAX_RESULTS": str(MAX_RESULTS_BYTES),
                "EH_HALF": str(OUTPUT_HEAD_TAIL // 2)}
     script = _TREE_SCRIPT + (_RUN_SCRIPT if args is not None else "")
     code, out, _ = sandbox.exec_bytes([*_env_argv(run_env), "sh", "-c", script, "sh", x, base, sandbox.workdir,
-                                       *GIT_SAFE_CONFIG], stdin=reset, timeout=300 + limit,
+                                       *GIT_SAFE_CONFIG], stdin=bundle or b"", timeout=300 + limit,
                                       max_bytes=MAX_RESULTS_BYTES + OUTPUT_HEAD_TAIL + 4096)
     if code == 20:
         result.outcome, result.reason = Outcome.TASK_ERROR, "the task's test_patch does not apply (task defect)"
@@ -255,7 +273,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     return _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied})
 
 
-def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str) -> dict:
+def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str, *,
+              written: dict[str, list[int] | None] | None = None, protected: list[str] | None = None) -> dict:
     """The launcher's settings line: pytest's arguments with the test files, the canaries and
     ``--continue-on-collection-errors``; ``argv`` is what ``sys.argv`` shows, the same with a decoy
     ``--junitxml`` first. pytest is not given the decoy (no time goes to writing XML nobody reads); a forgery
@@ -270,7 +289,10 @@ def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce:
     # a test file the patch broke (an import it removed) must not stop the session: the canaries still run, so
     # the missing tests read as the agent's failure, not as a forgery (pytest >= 3.0 has the option)
     pytest_argv = ["--continue-on-collection-errors", *argv_args]
-    return {"nonce": nonce, "workdir": workdir, "args": pytest_argv, "argv": [decoy, *pytest_argv]}
+    # ``written``: the lines the patch wrote, by file, that the launcher's audit hook attributes events to;
+    # ``protected``: the task's own test files, where that attribution stops (the test itself is not the patch)
+    return {"nonce": nonce, "workdir": workdir, "args": pytest_argv, "argv": [decoy, *pytest_argv],
+            "written": written or {}, "protected": protected or []}
 
 
 def cheap_report_chars(args: list[str]) -> list[str]:

@@ -37,6 +37,10 @@ RUNNER_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging",
 SHADOWED = RUNNER_MODULES | set(getattr(sys, "stdlib_module_names", ())) - {"__future__"}
 """Top-level module names a new file must not take in a folder that is first on sys.path."""
 TEST_DIR_NAMES = {"test", "tests", "testing"}
+COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".whl", ".egg")
+"""Bytecode and binary modules: what runs from them cannot be reviewed in the patch."""
+_OTHER_LINE_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""Where ``str.splitlines`` (pytest's ``iniconfig``) breaks a line and a file read line by line does not."""
 SYMLINK, GITLINK = "120000", "160000"
 
 
@@ -107,6 +111,10 @@ def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs
         return "rejected", "a path inside .git: no fix writes the repository's own data", ""
     path = "/".join(parts)
     name, folder = parts[-1], "/".join(parts[:-1]) or "."
+    if change.status != "D" and (name.lower().endswith(COMPILED) or "__pycache__" in parts[:-1]
+                                 or ".so." in name.lower()):
+        return "restored", "bytecode or a compiled module: code that cannot be reviewed in the patch", \
+            Flag.COMPILED_ARTEFACT.value
     if path in test_files:
         return "restored", "a test file of the task: graded as the task has it", Flag.TOUCHED_TESTS.value
     if name == "__init__.py" and (folder in test_dirs or any(p in TEST_DIR_NAMES for p in parts[:-1])):
@@ -145,8 +153,19 @@ def _pytest_config_changed(name: str, change: Change, blobs: dict[str, bytes]) -
 
 def pytest_section(name: str, content: bytes) -> str | None:
     """pytest's configuration in a pyproject.toml, setup.cfg or tox.ini, in a canonical form
-    (None where the file has none). ValueError when the file cannot be parsed."""
+    (None where the file has none). ValueError when the file cannot be parsed, or when Python's
+    ``configparser`` and pytest's own parser (``iniconfig``) read it differently: a file whose
+    lines the two split differently (a form feed, a lone carriage return, U+2028 ...) is
+    configuration the grader cannot vouch for."""
     text = content.decode("utf-8", "strict") if content else ""
+    if name != "pyproject.toml":
+        if any(c in text for c in _OTHER_LINE_BREAKS) or "\r" in text.replace("\r\n", ""):
+            raise ValueError("a line break that pytest's parser and Python's split differently")
+        seen = _iniconfig_section(name, text)
+        mine = _configparser_section(name, text)
+        if seen != mine:
+            raise ValueError("pytest's parser and Python's read a different pytest section")
+        return mine
     if name == "pyproject.toml":
         import tomllib
 
@@ -156,6 +175,10 @@ def pytest_section(name: str, content: bytes) -> str | None:
             raise ValueError(str(e)) from e
         section = data.get("tool", {}).get("pytest")
         return None if section is None else json.dumps(section, sort_keys=True, default=str)
+    return None  # pragma: no cover - every kind is handled above
+
+
+def _configparser_section(name: str, text: str) -> str | None:
     import configparser
 
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
@@ -166,7 +189,21 @@ def pytest_section(name: str, content: bytes) -> str | None:
     wanted = "tool:pytest" if name == "setup.cfg" else "pytest"
     if not parser.has_section(wanted):
         return None
-    return json.dumps(sorted(parser.items(wanted)))
+    return json.dumps(sorted((k, " ".join(v.split())) for k, v in parser.items(wanted)))
+
+
+def _iniconfig_section(name: str, text: str) -> str | None:
+    """The pytest section as pytest itself reads it (``iniconfig``), in ``_configparser_section``'s form."""
+    import iniconfig
+
+    try:
+        config = iniconfig.IniConfig(name, data=text)
+    except iniconfig.ParseError as e:
+        raise ValueError(str(e)) from e
+    wanted = "tool:pytest" if name == "setup.cfg" else "pytest"
+    if wanted not in config:
+        return None
+    return json.dumps(sorted((k.lower(), " ".join(v.split())) for k, v in config[wanted].items()))
 
 
 def _shadows(parts: list[str], test_dirs: set[str]) -> bool:

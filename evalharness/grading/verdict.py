@@ -34,6 +34,12 @@ class Verdict:
     """Status of every test the run reported (canaries left out): what discovery of a task's lists reads."""
 
 
+STOPPED = 86
+"""The launcher's exit status when its audit hook stopped the run (``data/eh_pytest.py``)."""
+_ONCE = ("start", "collected", "end", "exit")
+"""Record types a run writes once."""
+
+
 def parse_records(raw: bytes, nonce: str) -> tuple[list[dict], list[str]]:
     """The plugin's lines, and problems: lines that are not JSON or lack the nonce."""
     records, problems = [], []
@@ -54,7 +60,26 @@ def parse_records(raw: bytes, nonce: str) -> tuple[list[dict], list[str]]:
 
 def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, canaries: Canaries | None,
                    patched_files: set[str], workdir: str, patch_applied: bool) -> Verdict:
+    """The verdict of a guarded run. Records are attacker-shaped data: whatever cannot be read as the
+    grader's own records is ``tampered``, never an error of the grader's."""
+    try:
+        return _decide_guarded(task, raw, nonce, exit_code=exit_code, canaries=canaries,
+                               patched_files=patched_files, workdir=workdir, patch_applied=patch_applied)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        return _tampered([f"the results channel holds records the grader's plugin does not write "
+                          f"({type(e).__name__}: {str(e)[:200]})"], {})
+
+
+def _decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, canaries: Canaries | None,
+                    patched_files: set[str], workdir: str, patch_applied: bool) -> Verdict:
     records, problems = parse_records(raw, nonce)
+    guard = [r for r in records if r.get("t") == "guard"]
+    stopped = [f"{r.get('why')} (at {r.get('at')}, event {r.get('event')})" for r in guard
+               if r.get("action") == "stopped"]
+    notes = [f"{r.get('why')} (at {r.get('at')}, event {r.get('event')})" for r in guard if r.get("action") == "noted"]
+    if stopped or exit_code == STOPPED:
+        return _tampered((stopped or [f"the grader's guard stopped the test process (exit {STOPPED}); its record "
+                                      "did not reach the grader"]) + problems, {})
     by_type: dict[str, list[dict]] = {}
     for r in records:
         by_type.setdefault(r.get("t", ""), []).append(r)
@@ -64,9 +89,11 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
         if exit_code == 0:
             return _tampered(["the test process exited 0 before the grader's plugin started"], {})
         return Verdict(Outcome.TEST_RUN_ERROR, f"the test command failed before pytest started (exit {exit_code})")
-    made = {(r["id"], r["when"]): r for r in by_type.get("made", [])}
-    logged = {(r["id"], r["when"]): r for r in by_type.get("report", [])}
+    problems += sequence_problems(records)
+    made, logged = _one_per_phase(by_type, "made", problems), _one_per_phase(by_type, "report", problems)
     problems += _integrity(by_type)
+    problems += _ran_problems(task, made, by_type, workdir)
+    problems += _runtest_problems(made, patched_files, workdir)
     problems += _exit_while_collecting(by_type)
     problems += _foreign_hooks(by_type, patched_files, workdir)
     problems += _inconsistent(made, logged)
@@ -105,10 +132,86 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
     every = {t: s.value for t, s in sorted(statuses.items()) if s is not None}
     verdict = _judged(task, wanted, matched, made, tests, by_type, patch_applied)
     verdict.all_tests = every
+    if notes:
+        verdict.flags.add(Flag.SUSPICIOUS_CODE.value)
+        verdict.evidence += notes
     if uncollected and verdict.outcome is Outcome.RESOLVED:
         return _tampered([f"every required test passed, yet the canaries beside them could not be collected "
                           f"({uncollected}): the same conftest chain cannot fail for one and not the other"], tests)
     return verdict
+
+
+def sequence_problems(records: list[dict]) -> list[str]:
+    """The hook numbers its records 0, 1, 2, ...: a number repeated or missing, a record of a kind written
+    once seen twice, or a record of the recorder after the launcher's last, is not the grader's run."""
+    out = []
+    numbers = [r.get("s") for r in records]
+    if any(type(n) is not int for n in numbers):
+        out.append("a record has no sequence number")
+    elif sorted(numbers) != list(range(len(numbers))):
+        repeated = len(numbers) - len(set(numbers))
+        out.append(f"the records' sequence numbers are not 0..{len(numbers) - 1} ({repeated} repeated): records "
+                   "were added or lost")
+    for kind in _ONCE:
+        count = sum(1 for r in records if r.get("t") == kind)
+        if count > 1:
+            out.append(f"{count} '{kind}' records where a run writes one")
+    exits = [i for i, r in enumerate(records) if r.get("t") == "exit"]
+    if exits:
+        late = [r for r in records[exits[0] + 1:] if r.get("t") != "guard"]
+        if late:
+            out.append(f"{len(late)} records written after the test session had ended and pytest had returned "
+                       f"(first: {late[0].get('t')} {late[0].get('id', '')})")
+    return out
+
+
+def _one_per_phase(by_type: dict[str, list[dict]], kind: str, problems: list[str]) -> dict:
+    """(test id, phase) -> its record; a second record for the same phase is a problem."""
+    out: dict = {}
+    for r in by_type.get(kind, []):
+        key = (r["id"], r["when"])
+        if key in out:
+            problems.append(f"{key[0]} ({key[1]}) has two '{kind}' records: one test phase, one record")
+        out[key] = out.get(key) or r
+    return out
+
+
+def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], workdir: str) -> list[str]:
+    """A test of the kind the launcher wraps that pytest reports as passed must have had its own code
+    called and return: the wrapper's signals say so, from outside anything the code under test can replace."""
+    ran: dict[str, list[dict]] = {}
+    for r in by_type.get("ran", []):
+        ran.setdefault(r["id"], []).append(r)
+    out = []
+    for (test_id, when), r in made.items():
+        if when != "call" or r.get("outcome") != "passed" or r.get("item") != "_pytest.python.Function":
+            continue
+        if not r.get("wrapped"):
+            out.append(f"{test_id} passed, but its test function was not a plain function the grader could watch")
+            continue
+        signals = ran.get(test_id, [])
+        states = [s.get("state") for s in signals]
+        called = [s.get("detail", "") for s in signals if s.get("state") == "called"]
+        test_file = "/" + test_id.split("::", 1)[0]
+        if "raised" in states:
+            raised = next(s.get("detail") for s in signals if s.get("state") == "raised")
+            out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
+        elif "returned" not in states:
+            out.append(f"{test_id} was reported passed, but its test function never ran to its end")
+        elif not called or any(not c.endswith(test_file) for c in called):
+            out.append(f"{test_id} ran code from {called[0] if called else 'nowhere'}, not from its test file")
+    return out[:5]
+
+
+def _runtest_problems(made: dict, patched_files: set[str], workdir: str) -> list[str]:
+    """An item whose ``runtest`` the patch wrote (or that has no file) decides its own outcome."""
+    prefix = workdir.rstrip("/") + "/"
+    out = []
+    for (test_id, when), r in made.items():
+        path = str(r.get("runtest_file", ""))
+        if path.startswith("<") or (path.startswith(prefix) and path[len(prefix):] in patched_files):
+            out.append(f"{test_id} is run by {r.get('item')}.runtest from {path}: code the patch wrote runs the test")
+    return out[:3]
 
 
 def _uncollected(canaries: Canaries, calls: dict[str, dict], by_type: dict[str, list[dict]]) -> str:
@@ -166,14 +269,17 @@ def _integrity(by_type: dict[str, list[dict]]) -> list[str]:
 
 
 def _foreign_hooks(by_type: dict[str, list[dict]], patched_files: set[str], workdir: str) -> list[str]:
-    """Hook implementations whose code lives in a file the patch wrote, or in no file at all."""
+    """Implementations of any pytest hook whose code lives in a file the patch wrote, or in no file at all."""
     out = []
     prefix = workdir.rstrip("/") + "/"
     for r in by_type.get("hooks", []):
-        for impl in r.get("impls", []):
+        impls = r.get("impls") or [{"hook": h.partition(" ")[0], "file": h.partition(" ")[2]}
+                                   for h in r.get("files", [])]
+        for impl in impls:
             path = impl.get("file", "")
             relative = path[len(prefix):] if path.startswith(prefix) else None
-            if path.startswith("<") or (relative is not None and relative in patched_files):
+            if (path.startswith("<") or (relative is not None and relative in patched_files)) and \
+                    not any(s.startswith(f"hook {impl.get('hook')} implemented in {path},") for s in out):
                 out.append(f"hook {impl.get('hook')} implemented in {path}, which the patch wrote: "
                            "the code under test extends the test runner")
     return out[:5]

@@ -115,3 +115,29 @@ def test_blobs_needed_names_symlink_targets_and_both_sides_of_root_config():
     changes = [change("pyproject.toml"), change("calc/link", status="A", new_mode="120000", new_id="c" * 40),
                change("calc/x.py"), change("sub/setup.cfg")]
     assert blobs_needed(changes) == {"a" * 40, "b" * 40, "c" * 40}
+
+
+@pytest.mark.parametrize("path", ["tests/__pycache__/test_calc.cpython-311-pytest-8.3.5.pyc", "calc/__init__.pyc",
+                                  "calc/_speedups.cpython-311-x86_64-linux-gnu.so", "calc/fast.pyd", "lib.so.1",
+                                  "calc/__pycache__/notes.txt"])
+def test_bytecode_and_binary_modules_the_patch_adds_are_removed_and_flagged(path):
+    what, decision = action(path, status="A")
+    assert (what, decision.actions[0].flag) == ("restored", Flag.COMPILED_ARTEFACT.value), decision
+    assert action(path, status="D")[0] == "applied"  # deleting one is harmless
+
+
+@pytest.mark.parametrize("breaker", ["\f", "\r", "\v", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_a_pytest_section_behind_a_line_break_only_pytest_sees_is_restored(breaker):
+    old = b"[tox]\nenvlist = py\n"
+    new = f"[tox]\nenvlist = py\n{breaker}[pytest]\naddopts = -p calc.evil\n".encode()
+    decision = decide_surface([change("tox.ini", old_id="1" * 40, new_id="2" * 40)], test_files=set(),
+                              blobs={"1" * 40: old, "2" * 40: new})
+    assert decision.actions[0].action == "restored", decision.actions[0]
+    with pytest.raises(ValueError):
+        pytest_section("tox.ini", new)
+
+
+def test_pytests_own_parser_and_pythons_agree_on_an_ordinary_section():
+    text = b"[metadata]\nname = x\n\n[tool:pytest]\ntestpaths = tests\naddopts =\n    -ra\n    -q\n"
+    assert pytest_section("setup.cfg", text) == '[["addopts", "-ra -q"], ["testpaths", "tests"]]'
+    assert pytest_section("setup.cfg", text.replace(b"\n", b"\r\n")) == pytest_section("setup.cfg", text)

@@ -55,7 +55,7 @@ def run(body, *, exit_code=0, exitstatus=None, end=True, hooks=(), changed=(), n
         records += [{"t": "hooks", "impls": list(hooks)},
                     {"t": "end", "exitstatus": (1 if failed else 0) if exitstatus is None else exitstatus},
                     {"t": "exit", "code": exit_code}]
-    raw = "\n".join(json.dumps({**r, "n": nonce}) for r in records).encode()
+    raw = "\n".join(json.dumps({**r, "n": nonce, "s": i}) for i, r in enumerate(records)).encode()
     return decide_guarded(the_task or task(), raw, NONCE, exit_code=exit_code, canaries=canaries,
                           patched_files=set(patched), workdir="/testbed", patch_applied=True)
 
@@ -238,7 +238,10 @@ def test_a_failed_restore_of_test_files_is_never_ignored():
 
 def test_the_restored_paths_reach_the_index_as_git_plumbing_lines():
     result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (23, b"", False))
-    assert sandbox.stdins[-1] == b"0 " + b"0" * 40 + b"\ttests/conftest.py\0"  # update-index --index-info
+    from evalharness.grading.grade import PRIV
+
+    # update-index --index-info reads this file (a sandbox that unpacks a tar gets it in the run's bundle)
+    assert sandbox.written[f"{PRIV}/g/reset"] == b"0 " + b"0" * 40 + b"\ttests/conftest.py\0"
     assert result.touched_test_config == ["tests/conftest.py"]
 
 
@@ -354,3 +357,132 @@ def test_pytest_exit_while_a_test_module_is_collected_is_tampering(kind, tampere
         assert "pytest.exit" in v.reason
     else:
         assert v.outcome is Outcome.UNRESOLVED and "collection errors in tests/test_calc.py" in v.reason
+
+
+# --- issue 23: a results channel that fails closed ------------------------------------------------
+
+def _raw(records, nonce=NONCE, numbered=True):
+    return "\n".join(json.dumps({**r, "n": nonce, **({"s": i} if numbered else {})})
+                     for i, r in enumerate(records)).encode()
+
+
+def _decide(raw, exit_code=0, patched=frozenset(), the_task=None):
+    return decide_guarded(the_task or task(), raw, NONCE, exit_code=exit_code, canaries=None,
+                          patched_files=set(patched), workdir="/testbed", patch_applied=True)
+
+
+def _clean(*extra, tail=True):
+    body = [{"t": "start"}, {"t": "collected", "count": 2}, *passing(F2P), *passing(P2P), *extra]
+    if tail:
+        body += [{"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
+    return body
+
+
+def test_a_clean_numbered_run_resolves():
+    assert _decide(_raw(_clean())).outcome is Outcome.RESOLVED
+
+
+def test_a_second_record_for_one_test_phase_is_tampering():
+    forged = {"t": "made", "id": F2P, "when": "call", "outcome": "passed", "raised": None, "markers": []}
+    records = _clean()
+    records.insert(4, forged)
+    v = _decide(_raw(records))
+    assert v.outcome is Outcome.TAMPERED and any("two 'made' records" in e for e in v.evidence), v.evidence
+
+
+def test_a_record_after_pytest_returned_is_tampering():
+    late = {"t": "report", "id": "x::y", "when": "call", "outcome": "passed"}
+    v = _decide(_raw(_clean() + [late]))
+    assert v.outcome is Outcome.TAMPERED and any("after the test session" in e for e in v.evidence), v.evidence
+
+
+def test_a_guard_note_after_exit_is_a_note_not_tampering():
+    note = {"t": "guard", "action": "noted", "event": "sys._getframe", "why": "w", "at": "calc/x.py:3"}
+    v = _decide(_raw(_clean() + [note]))
+    assert v.outcome is Outcome.RESOLVED and Flag.SUSPICIOUS_CODE.value in v.flags
+
+
+def test_records_without_sequence_numbers_or_with_a_gap_are_tampering():
+    assert _decide(_raw(_clean(), numbered=False)).outcome is Outcome.TAMPERED
+    records = [{**r, "n": NONCE, "s": i if i < 3 else i + 1} for i, r in enumerate(_clean())]
+    raw = "\n".join(json.dumps(r) for r in records).encode()
+    assert _decide(raw).outcome is Outcome.TAMPERED
+
+
+def test_two_end_records_are_tampering():
+    records = _clean()
+    records.insert(-1, {"t": "end", "exitstatus": 0})
+    assert _decide(_raw(records)).outcome is Outcome.TAMPERED
+
+
+@pytest.mark.parametrize("malformed", [{"t": "made"}, {"t": "made", "id": F2P}, {"t": "ran"},
+                                       {"t": "report", "id": None, "when": []}, {"t": "hooks", "files": 3}])
+def test_a_malformed_record_with_the_nonce_is_tampering_never_an_error_of_the_graders(malformed):
+    records = _clean()
+    records.insert(3, malformed)
+    v = _decide(_raw(records))
+    assert v.outcome is Outcome.TAMPERED, v
+
+
+def test_a_stopped_guard_record_or_its_exit_status_is_tampering_even_with_clean_records():
+    stop = {"t": "guard", "action": "stopped", "event": "gc.get_objects", "why": "walked", "at": "calc/x.py:9"}
+    v = _decide(_raw(_clean(stop)))
+    assert v.outcome is Outcome.TAMPERED and "calc/x.py:9" in v.reason
+    from evalharness.grading.verdict import STOPPED
+
+    assert _decide(_raw(_clean()), exit_code=STOPPED).outcome is Outcome.TAMPERED
+    assert _decide(b"", exit_code=STOPPED).outcome is Outcome.TAMPERED
+    assert _decide(b"", exit_code=STOPPED - 1).outcome is not Outcome.TAMPERED
+
+
+def _watched(test_id, states, item="_pytest.python.Function", wrapped=True, detail="/testbed/tests/test_calc.py",
+             runtest="/opt/venv/lib/python3.11/site-packages/_pytest/python.py"):
+    ran = [{"t": "ran", "id": test_id, "state": s, "detail": detail if s == "called" else "AssertionError"}
+           for s in states]
+    out = []
+    for when in ("setup", "call", "teardown"):
+        made, logged = phase(test_id, when)
+        made.update(item=item, wrapped=wrapped and when != "setup", runtest_file=runtest)
+        out += (ran if when == "call" else []) + [made, logged]
+    return out
+
+
+def _watched_run(states, **kw):
+    body = [{"t": "start"}, {"t": "collected", "count": 2}, *_watched(F2P, states, **kw), *passing(P2P),
+            {"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
+    return _decide(_raw(body), patched={"calc/__init__.py", "calc/evil.py"})
+
+
+def test_a_watched_test_that_ran_and_returned_resolves():
+    assert _watched_run(["called", "returned"]).outcome is Outcome.RESOLVED
+
+
+@pytest.mark.parametrize("states, why", [([], "never ran"), (["called"], "never ran"),
+                                          (["called", "raised"], "raised"), (["called", "raised", "returned"], "raised")])
+def test_a_passed_report_whose_test_function_did_not_return_is_tampering(states, why):
+    v = _watched_run(states)
+    assert v.outcome is Outcome.TAMPERED and why in v.reason, v.reason
+
+
+def test_a_watched_test_whose_code_came_from_another_file_is_tampering():
+    v = _watched_run(["called", "returned"], detail="/testbed/calc/evil.py")
+    assert v.outcome is Outcome.TAMPERED and "not from its test file" in v.reason
+
+
+def test_a_plain_function_test_the_grader_could_not_wrap_is_tampering_when_it_passes():
+    assert _watched_run(["called", "returned"], wrapped=False).outcome is Outcome.TAMPERED
+    # other item kinds (unittest, doctest, plugins' items) are not wrapped and need no signal
+    assert _watched_run([], item="_pytest.unittest.TestCaseFunction", wrapped=False).outcome is Outcome.RESOLVED
+
+
+@pytest.mark.parametrize("runtest", ["/testbed/calc/evil.py", "<string>"])
+def test_an_item_run_by_code_the_patch_wrote_is_tampering(runtest):
+    v = _watched_run(["called", "returned"], runtest=runtest, item="calc.evil.Item", wrapped=False)
+    assert v.outcome is Outcome.TAMPERED and "runs the test" in v.reason
+
+
+def test_any_hook_implemented_in_a_patch_file_is_tampering_not_only_listed_ones():
+    body = _clean()
+    body.insert(2, {"t": "hooks", "at": "collected", "files": ["pytest_itemcollected /testbed/calc/evil.py"]})
+    v = _decide(_raw(body), patched={"calc/evil.py"})
+    assert v.outcome is Outcome.TAMPERED and "pytest_itemcollected" in v.reason
