@@ -381,7 +381,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def test_copies_as_files_with_a_selection_survive_a_copy_that_does_not_import(tmp_path):
-    """The wiring docs/threat-model.md relies on: node ids into a module that fails to import end pytest's whole
+    """The recommended wiring (MirrorPlan.selection): node ids into a module that fails to import end pytest's whole
     session (exit 4, nothing runs); the copies passed as files, deselected by ``selection``, do not."""
     tests = tmp_path / "tests"
     tests.mkdir()
