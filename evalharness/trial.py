@@ -11,7 +11,7 @@ from typing import Any
 
 import docker
 
-from evalharness.errors import BudgetExhausted, EvalHarnessError, HarnessError, SandboxError
+from evalharness.errors import BudgetExhausted, EvalHarnessError, HarnessError, PrerequisiteError, SandboxError, TaskError
 from evalharness.grading.extract import Extracted, extract_patch
 from evalharness.grading.grade import GradeResult, grade
 from evalharness.models.unavailable import MODEL_UNAVAILABLE, from_error
@@ -144,7 +144,15 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
                            flags=list(ungraded.flags), patch=extracted.patch if extracted is not None else None)
     flags = {Flag.TOUCHED_CONFIG.value} if touched_git else set()
     t0 = time.monotonic()
-    result = _grade_with_retries(ctx, trial, image, extracted.patch if extracted is not None else b"", log)
+    try:
+        result = _grade_with_retries(ctx, trial, image, extracted.patch if extracted is not None else b"", log)
+    except (SandboxError, TaskError, PrerequisiteError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a bug of ours in grading: infrastructure, the agent's work and spend kept
+        reason = "internal error in evalharness while grading: " + "".join(traceback.format_exception(e))[-3000:]
+        log.append(reason)
+        return TrialOutput(Outcome.INFRA_ERROR, reason, agent, None, started, _now(), timings, log,
+                           flags=sorted(flags), patch=extracted.patch if extracted is not None else None)
     timings["grade_s"] = time.monotonic() - t0
     log.append(f"graded: {result.outcome.value} ({result.reason})")
     return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log,

@@ -52,6 +52,7 @@ def _arm(nonce, fd, settings):
     write, fstat, getframe, exit_, audit, lstat = os.write, os.fstat, sys._getframe, os._exit, sys.audit, os.lstat
     exact_type, function_type, method_type = type, type(_arm), type(_Probe().method)
     translate = str.translate
+    stdlib = os.path.dirname(os.__file__) + "/"
     workdir = settings["workdir"].rstrip("/") + "/"
     written = {}
     for rel, lines in settings.get("written", {}).items():
@@ -239,8 +240,12 @@ def _arm(nonce, fd, settings):
                 return
             if claimed in protected:
                 stop("the code under test compiled code under a test file's name", at, event)
-            if claimed[:1] != "<" and claimed not in written:
+            if claimed[:1] == "<" or claimed in written:
+                return
+            if claimed[-3:] == ".py" and (claimed[:len(workdir)] == workdir or claimed[:len(stdlib)] == stdlib
+                                          or "/site-packages/" in claimed or "/dist-packages/" in claimed):
                 stop("the code under test made code that claims to come from " + claimed, at, event)
+            note(event, "the code under test compiled code under the name " + claimed, at, event)
         elif event == "fcntl.fcntl" or event == "os.truncate":
             if args[0] == fd:
                 stop("the code under test reached the results channel (%s)" % event, where(frame) or "?", event)
@@ -315,8 +320,9 @@ def _main():
     import _pytest.python
 
     _record((("t", "start"), ("pytest", pytest.__version__), ("python", sys.version.split()[0]),
-             ("guarded", hasattr(sys, "addaudithook")), ("runner_dir", settings["runner_dir"])))
-    plugin = _Recorder(_pytest.python.Function)
+             ("guarded", hasattr(sys, "addaudithook")), ("runner_dir", settings["runner_dir"]),
+             ("mirrors", bool(settings.get("mirrors")))))
+    plugin = _Recorder(_pytest.python.Function, settings.get("mirrors") or {})
     sys.path.insert(0, workdir)  # what `python -m pytest` run in the work tree does
     os.chdir(workdir)
     # argv as `python -m pytest ARGS` has it, with the grader's decoy --junitxml that pytest is not given
@@ -476,7 +482,7 @@ _RECORDER = (_record, _makereport, _logreport, _collectreport, _exception_intera
 class _Recorder(object):
     """The pytest plugin: each hook is one of the module's recorder functions, marked for pluggy."""
 
-    def __init__(self, function_class):
+    def __init__(self, function_class, mirrors):
         import pytest
         mark = pytest.hookimpl
         self.pytest_runtest_makereport = mark(hookwrapper=True, tryfirst=True)(_makereport)
@@ -487,6 +493,23 @@ class _Recorder(object):
         self.pytest_collection_finish = mark(trylast=True)(_collection_finish)
         self.pytest_sessionfinish = mark(trylast=True)(_sessionfinish)
         function_class._eh_function_class = function_class
+        if mirrors:
+            self.pytest_collection_modifyitems = mark(trylast=True)(_mirror_selection(mirrors))
+
+
+def _mirror_selection(mirrors):
+    """A mirror copy is given to pytest as a file (a node id into a module that fails to import would end the
+    session); of each copy only its mirrored tests run."""
+    def pytest_collection_modifyitems(config, items):
+        kept, dropped = [], []
+        for item in items:
+            path, _, rest = item.nodeid.partition("::")
+            wanted = mirrors.get(path)
+            (dropped if wanted is not None and rest.split("[", 1)[0] not in wanted else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    return pytest_collection_modifyitems
 
 
 if __name__ == "__main__":

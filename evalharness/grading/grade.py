@@ -28,6 +28,7 @@ from pathlib import PurePosixPath
 from evalharness.errors import FileTooLarge
 from evalharness.grading.attribution import written_lines
 from evalharness.grading.canary import Canaries, make_canaries
+from evalharness.grading.mirror import MirrorPlan, plan_mirrors, unmirrorable_args
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.grading.extract import BASE_OBJECTS, SCRATCH_GIT
 from evalharness.grading.policy import blobs_needed, decide_surface
@@ -114,6 +115,11 @@ chown -R 1000:1000 "$work"
 # no bytecode cache is read in the guarded run: the image's own are dropped (the launcher stops a run that reads one)
 find "$work" -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null
 if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$work/$EH_CANARY" || exit 24; fi
+# mirror tests: copies of the FAIL_TO_PASS tests' files under random names (root writes them, from the task's own
+# restored files); a copy that cannot be made turns mirrors off for this run, which the verdict then says
+if [ -s "$x/mirror.json" ]; then
+  python3 -s -I "$x/eh_mirror.py" "$work" < "$x/mirror.json" 2>"$x/mirror.err" || cp "$x/stdin.plain" "$x/stdin"
+fi
 [ -n "$EH_RUN" ] || exit 0
 """
 
@@ -194,10 +200,15 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     env = {**_git_env(x), "GIT_WORK_TREE": sandbox.workdir}
     args = pytest_args(spec.test_command)
     canaries = make_canaries(task.test_files, rng) if args is not None else None
+    mirrors = plan_mirrors(task.FAIL_TO_PASS, rng) if args is not None and not unmirrorable_args(args) else None
+    mirrors = mirrors if mirrors is not None and mirrors.mirrors else None
     nonce = secrets.token_hex(16)
     files = {f"{x}/patch.diff": data if data.strip() else b"",
              f"{x}/test_patch.diff": task.test_patch.encode() if task.test_patch.strip() else b"",
-             f"{x}/canary.py": canaries.source.encode() if canaries else b""}
+             f"{x}/canary.py": canaries.source.encode() if canaries else b"",
+             f"{x}/mirror.json": json.dumps(mirrors.spec()).encode() if mirrors else b""}
+    if mirrors:
+        files[f"{x}/eh_mirror.py"] = _data_file("eh_mirror.py")
     if args is not None:
         files[LAUNCHER] = _launcher()
     bundle = files_tar(files) if hasattr(sandbox, "write_files") else None
@@ -238,9 +249,12 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     second = {f"{x}/reset": b"".join(_index_line(by_raw[a.raw]) for a in decision.reset)}
     if args is not None:
         written = written_lines(data, {a.path: a.change for a in decision.applied})
-        protected = sorted(protected | ({canaries.path} if canaries else set()))
-        second[f"{x}/stdin"] = (json.dumps(_settings(task, args, canaries, nonce, sandbox.workdir, written=written,
-                                                     protected=protected)) + "\n").encode()
+        protected = sorted(protected | ({canaries.path} if canaries else set())
+                           | (set(mirrors.copy_paths) if mirrors else set()))
+        for name, plan in (("stdin", mirrors), ("stdin.plain", None)):
+            second[f"{x}/{name}"] = (json.dumps(_settings(task, args, canaries, nonce, sandbox.workdir,
+                                                          written=written, protected=protected, mirrors=plan))
+                                     + "\n").encode()
     bundle = files_tar(second) if hasattr(sandbox, "write_files") else None
     if bundle is None:
         write_files(sandbox, second)
@@ -270,16 +284,18 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     if args is None:
         result.runner = "command"
         return _run_unguarded(task, spec, sandbox, result)
-    return _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied})
+    return _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
+                          mirrors)
 
 
 def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str, *,
-              written: dict[str, list[int] | None] | None = None, protected: list[str] | None = None) -> dict:
+              written: dict[str, list[int] | None] | None = None, protected: list[str] | None = None,
+              mirrors: MirrorPlan | None = None) -> dict:
     """The launcher's settings line: pytest's arguments with the test files, the canaries and
     ``--continue-on-collection-errors``; ``argv`` is what ``sys.argv`` shows, the same with a decoy
     ``--junitxml`` first. pytest is not given the decoy (no time goes to writing XML nobody reads); a forgery
     that finds it in argv, writes it and leaves early trips."""
-    files = list(task.test_files) + ([canaries.path] if canaries else [])
+    files = list(task.test_files) + ([canaries.path] if canaries else []) + (mirrors.copy_paths if mirrors else [])
     argv_args: list[str] = []
     for token in cheap_report_chars(args):
         argv_args += files if token == "{test_files}" else [token]
@@ -292,7 +308,7 @@ def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce:
     # ``written``: the lines the patch wrote, by file, that the launcher's audit hook attributes events to;
     # ``protected``: the task's own test files, where that attribution stops (the test itself is not the patch)
     return {"nonce": nonce, "workdir": workdir, "args": pytest_argv, "argv": [decoy, *pytest_argv],
-            "written": written or {}, "protected": protected or []}
+            "written": written or {}, "protected": protected or [], "mirrors": mirrors.selection if mirrors else {}}
 
 
 def cheap_report_chars(args: list[str]) -> list[str]:
@@ -364,11 +380,16 @@ def _err(sandbox: Sandbox, x: str) -> str:
 
 
 def _launcher() -> bytes:
-    return resources.files("evalharness.data").joinpath("eh_pytest.py").read_bytes()
+    return _data_file("eh_pytest.py")
+
+
+def _data_file(name: str) -> bytes:
+    return resources.files("evalharness.data").joinpath(name).read_bytes()
 
 
 def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, out: bytes,
-                   canaries: Canaries | None, nonce: str, patched: set[str]) -> GradeResult:
+                   canaries: Canaries | None, nonce: str, patched: set[str], mirrors: MirrorPlan | None
+                   ) -> GradeResult:
     """Read the framed report of the run (header, capped records, output head and tail) and decide."""
     header, _, rest = out.partition(b"\n")
     fields = header.split()
@@ -394,7 +415,8 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
         return result
     result.results = records
     verdict = decide_guarded(task, records, nonce, exit_code=exit_code, canaries=canaries,
-                             patched_files=patched, workdir=sandbox.workdir, patch_applied=result.patch_applied)
+                             patched_files=patched, workdir=sandbox.workdir, patch_applied=result.patch_applied,
+                             mirrors=mirrors)
     result.outcome, result.reason, result.tests = verdict.outcome, verdict.reason, verdict.tests
     result.all_tests = verdict.all_tests
     result.flags |= verdict.flags
