@@ -133,6 +133,9 @@ def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs
     if change.status == "A" and _shadows(parts, test_dirs):
         return "restored", "a new module named like the test runner or the standard library", \
             Flag.TOUCHED_CONFIG.value
+    if change.status == "A" and _new_module_beside_tests(parts, test_dirs):
+        return "restored", "a new module in a folder of the task's tests, which pytest puts first on sys.path: " \
+            "it would be imported before the code under test", Flag.TOUCHED_TESTS.value
     if GITLINK in (change.new_mode,):
         return "dropped", "a submodule entry: nested repositories are not graded", ""
     if change.new_mode == SYMLINK and _escapes(change.path, blobs.get(change.new_id, b"/")):
@@ -214,6 +217,17 @@ def _shadows(parts: list[str], test_dirs: set[str]) -> bool:
         return name.endswith((".py", ".pyc", ".so")) and name.split(".")[0] in SHADOWED
     parent = "/".join(parts[:-2]) or "."
     return (parent == "." or parent in test_dirs) and parts[-2] in SHADOWED
+
+
+def _new_module_beside_tests(parts: list[str], test_dirs: set[str]) -> bool:
+    """A new importable module (``name.py`` or ``name/__init__.py``) in a folder holding the task's test files,
+    other than a test module itself: any such name shadows what the tests import, the package under test
+    included."""
+    name = parts[-1]
+    if name.endswith(".py") and "/".join(parts[:-1] or ["."]) in test_dirs:
+        return not name.startswith("test") and name != "__init__.py"
+    return name == "__init__.py" and len(parts) >= 2 and ("/".join(parts[:-2]) or ".") in test_dirs \
+        and not parts[-2].startswith("test")
 
 
 def _escapes(path: bytes, target: bytes) -> bool:

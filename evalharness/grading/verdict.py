@@ -49,7 +49,7 @@ def parse_records(raw: bytes, nonce: str) -> tuple[list[dict], list[str]]:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line nested deeper than the parser goes
             problems.append(f"results line {number} is not the grader's JSON")
             continue
         if not isinstance(record, dict) or record.get("n") != nonce:
@@ -68,7 +68,7 @@ def decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, ca
         return _decide_guarded(task, raw, nonce, exit_code=exit_code, canaries=canaries,
                                patched_files=patched_files, workdir=workdir, patch_applied=patch_applied,
                                mirrors=mirrors)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as e:
         return _tampered([f"the results channel holds records the grader's plugin does not write "
                           f"({type(e).__name__}: {str(e)[:200]})"], {})
 

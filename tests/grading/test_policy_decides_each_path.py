@@ -69,7 +69,7 @@ def test_an_existing_root_module_named_like_the_stdlib_may_change():
 
 
 def test_non_utf8_and_quoted_names_are_judged_by_their_bytes():
-    what, decision = action(b'tests/"conf\xfftest".py', status="A")
+    what, decision = action(b'calc/"conf\xfftest".py', status="A")
     assert what == "applied"
     what, decision = action(b"tests/\xff/conftest.py", status="A")
     assert what == "restored" and decision.actions[0].path.endswith("conftest.py")
@@ -141,3 +141,14 @@ def test_pytests_own_parser_and_pythons_agree_on_an_ordinary_section():
     text = b"[metadata]\nname = x\n\n[tool:pytest]\ntestpaths = tests\naddopts =\n    -ra\n    -q\n"
     assert pytest_section("setup.cfg", text) == '[["addopts", "-ra -q"], ["testpaths", "tests"]]'
     assert pytest_section("setup.cfg", text.replace(b"\n", b"\r\n")) == pytest_section("setup.cfg", text)
+
+
+@pytest.mark.parametrize("path", ["tests/calc.py", "tests/calc/__init__.py", "tests/helpers.py"])
+def test_a_new_module_beside_the_tasks_tests_cannot_shadow_what_they_import(path):
+    what, decision = action(path, status="A")
+    assert (what, decision.actions[0].flag) == ("restored", Flag.TOUCHED_TESTS.value), decision
+
+
+@pytest.mark.parametrize("path", ["tests/test_new.py", "calc/helpers.py", "tests/calc_extra/mod.py"])
+def test_new_test_modules_and_modules_elsewhere_are_applied(path):
+    assert action(path, status="A")[0] == "applied"

@@ -486,3 +486,8 @@ def test_any_hook_implemented_in_a_patch_file_is_tampering_not_only_listed_ones(
     body.insert(2, {"t": "hooks", "at": "collected", "files": ["pytest_itemcollected /testbed/calc/evil.py"]})
     v = _decide(_raw(body), patched={"calc/evil.py"})
     assert v.outcome is Outcome.TAMPERED and "pytest_itemcollected" in v.reason
+
+
+def test_a_line_nested_past_the_parsers_depth_is_tampering_not_a_crash():
+    raw = _raw(_clean()) + b"\n" + b"[" * 200_000 + b"]" * 200_000
+    assert _decide(raw).outcome is Outcome.TAMPERED
