@@ -327,6 +327,9 @@ KNOWN_OPEN = {
     "13a": "open (docs/threat-model.md): Docker's overlay mount shows host paths in mountinfo; nothing behind "
            "them is reachable from the sandbox",
     "13b": "open (docs/threat-model.md): as 13a, through /proc/mounts and /proc/1/mountinfo",
+    "b8a": "open (docs/threat-model.md, 'Not guaranteed'): a value whose __eq__ is always True passes an honest "
+           "assertion; only the suspicious-code flag and a reviewer see it",
+    "b8b": "open: as b8a, with an int subclass",
 }
 """Leaks this project cannot close with Docker's default runtime: reported as expected failures, never hidden."""
 
@@ -344,6 +347,8 @@ def check(run: Run, a: Attack) -> None:
         assert outcome == "resolved" and not flags, summary
         return
     if a.kind != "damage":  # damage beside a real fix may resolve: what counts is whose outcome it is
+        if outcome == "resolved" and a.id in KNOWN_OPEN:
+            pytest.xfail(KNOWN_OPEN[a.id])
         assert outcome != "resolved", "FORGERY WORKED: " + summary
     if a.kind == "leak":
         shown = "\n".join(trial.outputs())
