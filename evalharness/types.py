@@ -227,7 +227,7 @@ class Flag(str, Enum):
     TAMPERED = "tampered"  # canaries wrong or missing, runner replaced, run did not reach its end
     TOUCHED_TESTS = "touched_tests"  # the patch changed a test file of the task (restored before grading)
     TOUCHED_CONFIG = "touched_config"  # the patch changed test-runner configuration or extensions (neutralised)
-    RESTORE_FAILED = "restore_failed"  # the task's test files could not be restored over the patch
+    RESTORE_FAILED = "restore_failed"  # the graded tree could not be built (grading/restore.py decides whose failure)
     PATCH_REJECTED = "patch_rejected"  # the patch touched .git/, a submodule entry, or a path outside the tree
     PATCH_TOO_LARGE = "patch_too_large"
     OUTCOME_CHOSEN_BY_CODE = "outcome_chosen_by_code"  # a required test was skipped/xfailed from code under test

@@ -3,20 +3,17 @@
 Pins: with `-rA` in the test command, pytest's PASSES section looks up each passing test's teardown among all
 reports, so 6,400 passing idna tests spent most of a minute there; the guarded launcher also made pytest write a
 decoy JUnit file nobody reads, and compared its watched functions by building dictionaries after every test
-phase. The grader now drops `P` from the `-r` characters of a guarded run, shows the decoy in `sys.argv` only,
-and checks the watched functions with a loop; the default test command prints `-rfEsxXp`. None of this may cost
-a check: the unguarded path still catches a JUnit file that disagrees with the printed summary and printed
-PASSED lines, and a replaced report function is still seen.
+phase. The grader now drops `P` from the `-r` characters of a guarded run and shows the decoy in `sys.argv` only;
+the default test command prints `-rfEsxXp` (the watched-function list has since given way to the audit hook of
+issue 23, tests/grading/test_launcher_guard.py). None of this may cost a check: the unguarded path still catches a
+JUnit file that disagrees with the printed summary and printed PASSED lines.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
-import _pytest.reports
-import _pytest.runner
 import pytest
 
 from evalharness.grading.grade import cheap_report_chars, grade
@@ -65,41 +62,6 @@ def _detected():
     empty = Choice([], "")
     return Detected(python=Choice("3.11", ""), base="bookworm", layout=Choice("flat", ""), tests=Choice("none", ""),
                     runner=Choice("pytest", ""), install=empty, pip=empty, plugins=empty, pythonpath=Choice("", ""))
-
-
-def _launcher():
-    path = ROOT.parent / "evalharness" / "data" / "eh_pytest.py"
-    spec = importlib.util.spec_from_file_location("eh_pytest_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_loop_check_sees_what_the_full_comparison_sees(monkeypatch):
-    launcher = _launcher()
-    before = [(spec, launcher._identity(obj)) for spec, obj in launcher._watched()]
-    assert len(before) >= 10 and launcher._unchanged(before)
-    names = {launcher._name(spec) for spec, _ in before}
-    assert "_pytest.reports.TestReport.from_item_and_call" in names and "pytest.main" in names
-
-    def forged(cls, item, call):  # a replacement report maker
-        return None
-
-    monkeypatch.setattr(_pytest.reports.TestReport, "from_item_and_call", classmethod(forged))
-    assert not launcher._unchanged(before)
-    monkeypatch.undo()
-    assert launcher._unchanged(before)
-    # the same function object with other code in it
-    original = _pytest.runner.call_and_report.__code__
-    monkeypatch.setattr(_pytest.runner.call_and_report, "__code__", forged.__code__.replace(
-        co_name=original.co_name, co_argcount=original.co_argcount, co_varnames=original.co_varnames[:3],
-        co_nlocals=3))
-    assert not launcher._unchanged(before)
-    monkeypatch.undo()
-    monkeypatch.setitem(sys.modules, "_pytest.runner", type(sys)("_pytest.runner"))
-    assert not launcher._unchanged(before)
-    monkeypatch.undo()
-    assert launcher._unchanged(before)
 
 
 @pytest.fixture

@@ -114,7 +114,7 @@ g0 "$@" read-tree -m -u "$base" "$tree" 2>"$x/err" || exit 22
 chown -R 1000:1000 "$work"
 # no bytecode cache is read in the guarded run: the image's own are dropped (the launcher stops a run that reads one)
 find "$work" -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null
-if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$work/$EH_CANARY" || exit 24; fi
+if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$work/$EH_CANARY" 2>"$x/err" || exit 24; fi
 # mirror tests: copies of the FAIL_TO_PASS tests' files under random names (root writes them, from the task's own
 # restored files); a copy that cannot be made turns mirrors off for this run, which the verdict then says
 if [ -s "$x/mirror.json" ]; then
@@ -188,6 +188,32 @@ def _git_env(x: str) -> dict[str, str]:
 
 def _env_argv(env: dict[str, str]) -> list[str]:
     return ["env", *[f"{k}={v}" for k, v in env.items()]]
+
+
+def _tree_failure(sandbox: Sandbox, result: GradeResult, code: int, env: dict[str, str], run_env: dict[str, str],
+                  x: str, base: str) -> GradeResult:
+    """The graded tree failed at step ``code``: build it again with no patch (``restore.PROBE_PRELUDE``, then the
+    same ``_TREE_SCRIPT`` in a freshly rebuilt work tree) and let ``restore.decide_tree_failure`` say whose failure
+    it is: the task's (task_error), the patch's (patch_apply_failed), or nobody's yet (infrastructure)."""
+    from evalharness.errors import SandboxError
+    from evalharness.grading.restore import PROBE_PRELUDE, decide_tree_failure, probe_tree
+
+    message = _err(sandbox, x)
+    tree = probe_tree(sandbox.workdir)
+    git_env = " ".join(f"{k}={v}" for k, v in {**env, "GIT_WORK_TREE": tree}.items()
+                       if k not in ("EH_ATTRIBUTES", "EH_BASE_OBJECTS"))
+    probe_env = {**run_env, "EH_GITENV": git_env, "EH_RUN": "", "EH_BUNDLE": ""}
+    probe_code, _, _ = sandbox.exec_bytes([*_env_argv(probe_env), "sh", "-c", PROBE_PRELUDE + _TREE_SCRIPT, "sh", x,
+                                           base, sandbox.workdir, *GIT_SAFE_CONFIG], stdin=b"", timeout=600,
+                                          max_bytes=64 * 1024)
+    probe_message = _err(sandbox, x) if probe_code else ""
+    decision = decide_tree_failure(code, message, probe_code, probe_message)
+    if decision.outcome.is_infra:
+        raise SandboxError(decision.reason)
+    result.outcome, result.reason = decision.outcome, decision.reason
+    result.flags |= decision.flags
+    result.test_output = message + (f"\n\nwith no patch: {probe_message}" if probe_message else "")
+    return result
 
 
 def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, *,
@@ -268,15 +294,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     code, out, _ = sandbox.exec_bytes([*_env_argv(run_env), "sh", "-c", script, "sh", x, base, sandbox.workdir,
                                        *GIT_SAFE_CONFIG], stdin=bundle or b"", timeout=300 + limit,
                                       max_bytes=MAX_RESULTS_BYTES + OUTPUT_HEAD_TAIL + 4096)
-    if code == 20:
-        result.outcome, result.reason = Outcome.TASK_ERROR, "the task's test_patch does not apply (task defect)"
-        result.test_output = _err(sandbox, x)
-        return result
-    if code in (21, 22, 23, 24):
-        result.flags.add(Flag.RESTORE_FAILED.value)
-        result.outcome = Outcome.UNRESOLVED
-        result.reason = "the task's test files could not be restored over the patch: " + _err(sandbox, x)[-300:]
-        return result
+    if code in (20, 21, 22, 23, 24):  # the graded tree cannot be built: the task's failure or the patch's?
+        return _tree_failure(sandbox, result, code, {**env, "GIT_INDEX_FILE": f"{x}/pindex"}, run_env, x, base)
     if code != 0:
         from evalharness.errors import SandboxError
 

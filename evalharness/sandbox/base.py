@@ -17,6 +17,10 @@ BASE_COMMIT_FILE = "/etc/evalharness/base_commit"
 BASE_GIT = "/opt/evalharness/base.git"
 """A task image's base commit as one pack (data/prepare_task.sh): the grader's copy, the objects the agent's
 .git borrows, what an audit reads."""
+REBUILD_TREE = "/usr/local/bin/evalharness-rebuild-tree"
+"""The image's own rebuild of its work tree from its packed base commit (data/rebuild_tree.sh)."""
+SEED_TAR = "/opt/evalharness/seed.tar"
+"""The work tree and home as one tar: images prepared before task layers held a packed commit."""
 MAX_OUTPUT_BYTES = 2_000_000
 GRADER_DIR = "/run/evalharness-grader"
 """A root-owned scratch space in every sandbox (mode 0711): ``priv/`` only root reads, ``pub/`` anyone reads."""

@@ -22,8 +22,8 @@ from docker.errors import DockerException, NotFound
 from docker.utils.socket import frames_iter
 
 from evalharness.errors import FileTooLarge, SandboxError
-from evalharness.sandbox.base import (AGENT_USER, BASE_GIT, GRADER_DIR, MAX_OUTPUT_BYTES, HeadTail, Limits, Sandbox,
-                                      files_tar, parse_size)
+from evalharness.sandbox.base import (AGENT_USER, BASE_GIT, GRADER_DIR, MAX_OUTPUT_BYTES, REBUILD_TREE, SEED_TAR,
+                                      HeadTail, Limits, Sandbox, files_tar, parse_size)
 from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 from evalharness.types import ExecResult
 
@@ -34,12 +34,9 @@ _DOCKER_ERRORS = (DockerException, requests.exceptions.RequestException, OSError
 """What an engine that fails says, over any transport (paramiko's for ssh://): SandboxError, never the agent's."""
 _HOST_GRACE_S = 30.0  # how long past its own timeout an exec may take before the host gives up on it
 _exec_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="eh-exec")
-SEED_TAR = "/opt/evalharness/seed.tar"
-"""The work tree and home as one tar: images prepared before task layers held a packed commit."""
 SEED_HOME = "/opt/evalharness/seed-home.tar"
 _SEED_FAILED = 75
-_REBUILD = "/usr/local/bin/evalharness-rebuild-tree"
-"""The image's own rebuild of its work tree from its packed base commit (data/rebuild_tree.sh)."""
+_REBUILD = REBUILD_TREE
 
 
 def _seed_script(workdir: str) -> str:

@@ -230,14 +230,25 @@ def _grade(*answers, patch=b"diff"):
     return grade(pack.task("tiny-clamp"), pack.spec, patch, sandbox), sandbox
 
 
-def test_a_failed_restore_of_test_files_is_never_ignored():
-    result, _ = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False))
-    assert result.outcome is Outcome.UNRESOLVED and Flag.RESTORE_FAILED.value in result.flags
-    assert "could not be restored" in result.reason and result.test_exit_code is None
+def test_a_failed_restore_of_test_files_is_never_ignored_nor_unresolved():
+    # the graded tree fails (22); the same tree with no patch (the probe) fails too: the task's error
+    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False), (22, b"", False))
+    assert result.outcome is Outcome.TASK_ERROR and Flag.RESTORE_FAILED.value in result.flags
+    assert "even with no patch" in result.reason and "beyond a symbolic link" in result.reason
+    assert result.test_exit_code is None and sandbox.stdins[-1] == b""  # the probe restores nothing
+    # the probe builds it: the patch's
+    result, _ = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False), (0, b"", False))
+    assert result.outcome is Outcome.PATCH_APPLY_FAILED and Flag.RESTORE_FAILED.value in result.flags
+    # the probe cannot run: the grader cannot tell, infrastructure (retried), never a verdict
+    from evalharness.errors import SandboxError
+
+    with pytest.raises(SandboxError, match="could not build it without the patch"):
+        _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False), (78, b"", False))
 
 
 def test_the_restored_paths_reach_the_index_as_git_plumbing_lines():
-    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (23, b"", False))
+    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (23, b"", False),
+                             (0, b"", False))
     from evalharness.grading.grade import PRIV
 
     # update-index --index-info reads this file (a sandbox that unpacks a tar gets it in the run's bundle)
