@@ -164,6 +164,11 @@ def render(folder: Path, console: Any, output_chars: int = 1500) -> None:
         console.print(_step_text(step, output_chars, position=position, harness=doc.get("harness")))
     if result.get("error"):
         console.print(Panel(Text(truncate(str(result["error"]), output_chars)), title="error", border_style="red"))
+    found = [f for f in result.get("suspicious") or [] if isinstance(f, dict)]
+    if found:
+        lines = "\n".join(f"{f.get('path')}:{f.get('line')}  [{f.get('reason')}]  {f.get('text')}" for f in found)
+        console.print(Panel(Text(lines), title=f"suspicious code: {len(found)} added lines to read",
+                            border_style="yellow"))
 
 
 def _usage_line(usage: dict[str, Any]) -> str:

@@ -67,6 +67,9 @@ class TrialOutput:
     patch: bytes | None = None
     """The graded patch, byte for byte (patch.diff); None where none was derived."""
     """Flag values (evalharness.types.Flag) the trial carries; stored in result.json and the store."""
+    suspicious: list[dict[str, Any]] = field(default_factory=list)
+    """Suspicious added lines of the graded patch (``grading.suspicious.Finding.to_dict``, found by the grader:
+    ``GradeResult.suspicious``); result.json's ``suspicious``."""
 
 
 PATCH_APPLY_FAILED = Outcome.PATCH_APPLY_FAILED.value
@@ -156,7 +159,8 @@ def _attempt(ctx: TrialContext, trial: Trial) -> TrialOutput:
     timings["grade_s"] = time.monotonic() - t0
     log.append(f"graded: {result.outcome.value} ({result.reason})")
     return TrialOutput(result.outcome, result.reason, agent, result, started, _now(), timings, log,
-                       flags=sorted(flags | result.flags), patch=extracted.patch if extracted is not None else None)
+                       flags=sorted(flags | result.flags), patch=extracted.patch if extracted is not None else None,
+                       suspicious=list(getattr(result, "suspicious", None) or []))
 
 
 def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
@@ -175,7 +179,8 @@ def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
                                            reason=redact(grade_result.reason, secrets),
                                            results=_redact_bytes(grade_result.results, secrets))
     return dataclasses.replace(out, reason=redact(out.reason, secrets), agent=agent, grade=grade_result,
-                               log=redact(out.log, secrets), patch=_redact_bytes(out.patch, secrets))
+                               log=redact(out.log, secrets), patch=_redact_bytes(out.patch, secrets),
+                               suspicious=redact(out.suspicious, secrets, patterns=False))
 
 
 def _redact_bytes(data: bytes | None, secrets: list[str]) -> bytes | None:
@@ -293,7 +298,7 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
         "task_id": trial.task.instance_id, "harness": trial.harness.name, "model": trial.model_label,
         "seed": trial.seed, "started_at": out.started_at.isoformat(), "finished_at": out.finished_at.isoformat(),
         "timings": out.timings, "usage": out.agent.usage.model_dump(), "exit_status": out.agent.exit_status,
-        "error": out.agent.error, "grade": _grade_summary(out.grade), **extra,
+        "error": out.agent.error, "grade": _grade_summary(out.grade), "suspicious": out.suspicious, **extra,
     }
     files: dict[str, Any] = {
         "patch.diff": out.patch if out.patch is not None else out.agent.patch,
@@ -316,5 +321,6 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
 def _grade_summary(grade: GradeResult | None) -> dict[str, Any] | None:
     if grade is None:
         return None
-    bulky = ("test_output", "junit_xml", "results", "all_tests")  # kept as files, or in results.jsonl
+    bulky = ("test_output", "junit_xml", "results", "all_tests",  # kept as files, or in results.jsonl
+             "suspicious")  # result.json's own "suspicious" (redacted: TrialOutput.suspicious)
     return {k: v for k, v in grade.to_dict().items() if k not in bulky}

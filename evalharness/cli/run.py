@@ -254,9 +254,14 @@ def _print_report(run_ids: list[str], fmt: str, runs_dir: Path, db: str | None, 
 
 
 def _warn_flags(report: dict) -> None:
-    """Tampered trials, last on the console (stderr) whatever the format or output file."""
+    """Tampered trials and suspicious code (with its first quoted lines), last on the console (stderr) whatever
+    the format or output file."""
+    from evalharness.report.suspicious import console_lines
+
     for line in report["flag_warnings"]:
         click.echo(f"warning: {line}", err=True)
+    for line in console_lines(report):
+        click.echo(line, err=True)
 
 
 def _checked(model, **fields):

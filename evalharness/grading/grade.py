@@ -32,6 +32,7 @@ from evalharness.grading.mirror import MirrorPlan, plan_mirrors, unmirrorable_ar
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.grading.extract import BASE_OBJECTS, SCRATCH_GIT
 from evalharness.grading.policy import blobs_needed, decide_surface
+from evalharness.grading.suspicious import scan_patch
 from evalharness.grading.surface import (GIT_SAFE_CONFIG, INFO_ATTRIBUTES, RAW_DIFF_ARGS, parse_numstat_z, parse_raw_z,
                                          sandbox_git_env)
 from evalharness.grading.verdict import decide_guarded
@@ -70,7 +71,10 @@ class GradeResult:
     surface: list[dict[str, str]] = field(default_factory=list)
     """Every path the patch touches and what the grader did with it."""
     evidence: list[str] = field(default_factory=list)
-    """Why a run was judged tampered, one line each."""
+    """Why a run was judged tampered, or what the audit hook noted, one line each."""
+    suspicious: list[dict] = field(default_factory=list)
+    """Suspicious added lines of the patch (grading.suspicious.Finding.to_dict); result.json's top-level
+    "suspicious" (trial.py moves it there, redacted, and leaves it out of result.json's "grade")."""
     runner: str = "guarded"
     results: bytes | None = None
     """The guarded run's records (results.jsonl in the run folder)."""
@@ -221,6 +225,9 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
     data = patch.encode("utf-8", "surrogateescape") if isinstance(patch, str) else patch
     result = GradeResult(outcome=Outcome.UNRESOLVED, reason="")
+    result.suspicious = [f.to_dict() for f in scan_patch(data)]
+    if result.suspicious:
+        result.flags.add(Flag.SUSPICIOUS_CODE.value)
     base = sandbox.base_commit()
     x = f"{PRIV}/g"
     env = {**_git_env(x), "GIT_WORK_TREE": sandbox.workdir}

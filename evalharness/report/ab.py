@@ -14,6 +14,7 @@ import pandas as pd
 from evalharness.errors import UserError
 from evalharness.report.flags import counts_text, flag_summary
 from evalharness.stats import compare
+from evalharness.types import Flag
 
 
 METRICS = {"resolved": "resolve rate", "merged": "merge rate"}
@@ -42,7 +43,8 @@ def split_configs(df: pd.DataFrame, a: str | None, b: str | None) -> tuple[pd.Da
 
 
 def flag_rows(sides: dict[str, pd.DataFrame]) -> list[list[str]]:
-    """Flag counts of each side ('none' when it has none) and a warning row per side with tampered trials."""
+    """Flag counts of each side ('none' when it has none) and a warning row per side with tampered trials, and one
+    per side with suspicious code."""
     rows, warnings = [], []
     for name, side in sides.items():
         for config, entry in flag_summary(side).items():
@@ -50,6 +52,10 @@ def flag_rows(sides: dict[str, pd.DataFrame]) -> list[list[str]]:
             if entry["counts"].get("tampered"):
                 warnings.append(["WARNING", f"{name} ({config}): {entry['counts']['tampered']} of {entry['n_trials']} "
                                  "trials tampered: counted as not resolved; `evalharness report` lists them"])
+            if entry["counts"].get(Flag.SUSPICIOUS_CODE.value):
+                warnings.append(["WARNING", f"{name} ({config}): {entry['counts'][Flag.SUSPICIOUS_CODE.value]} of "
+                                 f"{entry['n_trials']} trials add suspicious code: read the lines `evalharness "
+                                 "report` quotes before using this comparison"])
     return rows + warnings
 
 

@@ -4,8 +4,10 @@
 ``assemble`` builds the report's content (``build.build_report``) and adds what only the store knows: the audit
 section when the runs' pack was audited, and the merge reviews: ``frame["merged"]`` (per trial the share of its
 reviewers who would merge it, NaN when unreviewed) and ``report["merge"]`` (one row per reviewed configuration,
-``stats.merge.merge_table``), both only when reviews exist; the trial index (``report["trials"]``, every trial
-with its folder: what the HTML report links to) and the drift days among the runs (``report["drift"]``).
+``stats.merge.merge_table``), both only when reviews exist; the quoted lines of each trial flagged
+``suspicious_code``, read from its result.json (``report.suspicious``); the trial index (``report["trials"]``,
+every trial with its folder: what the HTML report links to) and the drift days among the runs
+(``report["drift"]``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pandas as pd
 
 from evalharness.report.build import build_report, clean_row
 from evalharness.report.data import reviews_frame, trials_frame
+from evalharness.report.suspicious import attach_findings
 from evalharness.report.trials import trial_index
 from evalharness.stats.merge import merge_table, merged_column
 from evalharness.store import Store
@@ -29,6 +32,7 @@ def assemble(store: Store, run_ids: list[str], runs_dir: Path) -> tuple[dict[str
     report = build_report(frame, runs)
     report["audit"] = _audit_of(store, frame)
     report["runs_dir"] = str(runs_dir)
+    attach_findings(report, runs_dir)
     reviews = reviews_frame(store, list(run_ids))
     report["n_reviews"] = int(len(reviews))
     report["merge"] = []

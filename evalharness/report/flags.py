@@ -44,19 +44,26 @@ def flagged_trials(df: pd.DataFrame) -> list[dict[str, Any]]:
     return sorted(out, key=lambda t: t["trial"])
 
 
+WARNED = {Flag.TAMPERED.value: "tampered: counted as not resolved",
+          Flag.SUSPICIOUS_CODE.value: ("add suspicious code (test runner internals, frames, gc, /proc, ...): read "
+                                       "the quoted lines before the number is used")}
+"""The flags that warn, and what each warning says of its trials."""
+
+
 def flag_warnings(report: dict[str, Any]) -> list[str]:
-    """One line per configuration with a tampered trial: how many, what it means, where to look."""
+    """One line per configuration and warning flag (tampered, suspicious_code): how many, what it means, where
+    to look."""
     lines = []
     for config, entry in report["flags"].items():
-        tampered = entry["counts"].get(Flag.TAMPERED.value, 0)
-        if not tampered:
-            continue
-        where = [t["trial"] for t in report["flagged_trials"]
-                 if t["config"] == config and Flag.TAMPERED.value in t["flags"]]
-        see = f"see `evalharness show {where[0]}`" if where else "see the flagged trials"
-        if tampered > 1:
-            see += f" and {tampered - 1} more under flagged trials"
-        lines.append(f"{config}: {tampered} of {entry['n_trials']} trials tampered: counted as not resolved; {see}")
+        for flag, meaning in WARNED.items():
+            n = entry["counts"].get(flag, 0)
+            if not n:
+                continue
+            where = [t["trial"] for t in report["flagged_trials"] if t["config"] == config and flag in t["flags"]]
+            see = f"see `evalharness show {where[0]}`" if where else "see the flagged trials"
+            if n > 1:
+                see += f" and {n - 1} more under flagged trials"
+            lines.append(f"{config}: {n} of {entry['n_trials']} trials {meaning}; {see}")
     return lines
 
 

@@ -32,6 +32,7 @@ from evalharness.report.fmt import pct as _pct
 from evalharness.report.flags import LISTED as FLAGS_LISTED
 from evalharness.report.flags import flags_cell
 from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
+from evalharness.report.suspicious import finding_rows
 from evalharness.report.task_errors import task_error_rows
 from evalharness.report.trials import LIMITS_NOTE, trial_details
 
@@ -126,6 +127,15 @@ def flagged_rows(report: dict[str, Any], where: dict[str, int]) -> list[list[Any
     return rows
 
 
+def suspicious_rows(report: dict[str, Any], where: dict[str, int]) -> list[list[Any]] | None:
+    """The suspicious-code table (``suspicious.finding_rows``), each trial linked to its view; None when empty."""
+    rows = finding_rows(report)
+    if len(rows) == 1:
+        return None
+    return [rows[0]] + [[(row[0], f"#trial/{where[row[0]]}") if row[0] in where else row[0], *row[1:]]
+                        for row in rows[1:]]
+
+
 def chunks(report: dict[str, Any]) -> list[str]:
     """Each chunk of CHUNK trials' details as gzip+base64 JSON, in index order."""
     runs_dir = Path(report.get("runs_dir") or ".")
@@ -158,7 +168,7 @@ def drift_rows(report: dict[str, Any]) -> list[list[Any]]:
 
 
 def render_html(report: dict[str, Any]) -> str:
-    from evalharness.report.render import audit_tables, score_notes
+    from evalharness.report.render import audit_tables, score_notes, suspicious_notes
 
     env = Environment(loader=PackageLoader("evalharness.report", "templates"), autoescape=True)
     heat = heat_data(report)
@@ -179,4 +189,5 @@ def render_html(report: dict[str, Any]) -> str:
         audit=audit_tables(report), drift=drift_rows(report) if report.get("drift") else None,
         outcomes=outcome_rows(report), infra=infra_line(report),
         flagged=flagged_rows(report, where) if report["flagged_trials"] else None,
+        suspicious=suspicious_rows(report, where), suspicious_notes=suspicious_notes(report),
         index_json=safe_json(page_index(report, heat)), chunks=chunks(report), limits=LIMITS_NOTE)

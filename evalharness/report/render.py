@@ -12,6 +12,7 @@ from evalharness.report.fmt import money as _money
 from evalharness.report.fmt import pct as _pct
 from evalharness.report.flags import flagged_rows, flags_cell
 from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
+from evalharness.report.suspicious import finding_rows, markdown_code, suspicious_findings, unread
 from evalharness.report.task_errors import task_error_rows
 
 FORMATS = ("table", "json", "md", "html")
@@ -86,8 +87,32 @@ def render_markdown(report: dict[str, Any]) -> str:
              *[part for title, rows in audit_tables(report) for part in (f"## {title}\n", markdown_table(rows), "")],
              "## Solved seeds per task\n", markdown_table([[pt["index"], *pt["columns"]], *pt["rows"]]),
              "\n## Outcomes\n", markdown_table(_outcome_rows(report)),
-             *(["\n## Flagged trials\n", markdown_table(flagged_rows(report))] if report["flagged_trials"] else [])]
+             *(["\n## Flagged trials\n", markdown_table(flagged_rows(report))] if report["flagged_trials"] else []),
+             *suspicious_markdown(report)]
     return "\n".join(parts) + "\n"
+
+
+SUSPICIOUS_TITLE = "Suspicious code: added lines to read before the number is used"
+
+
+def suspicious_notes(report: dict[str, Any]) -> list[str]:
+    """A line naming the flagged trials whose lines could not be read from their folders."""
+    missing = unread(report)
+    if not missing:
+        return []
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return [f"no quoted line could be read for {len(missing)} trial(s) flagged suspicious_code (trial folder or "
+            f"result.json missing): {', '.join(missing[:3])}{more}"]
+
+
+def suspicious_markdown(report: dict[str, Any]) -> list[str]:
+    """The suspicious-code section: the trial, path:line, why, and the added line as code."""
+    if not suspicious_findings(report) and not unread(report):
+        return []
+    head, *body = finding_rows(report)
+    body = [row if not row[1] else [*row[:3], markdown_code(row[3])] for row in body]
+    return [f"\n## {SUSPICIOUS_TITLE}\n", *([markdown_table([head, *body])] if body else []),
+            "".join(f"\n- {line}" for line in suspicious_notes(report))]
 
 
 def _outcome_rows(report: dict[str, Any]) -> list[list[str]]:
@@ -133,6 +158,9 @@ def render_text(report: dict[str, Any]) -> str:
     parts.append(text_table([[pt["index"], *pt["columns"]], *pt["rows"]], "Solved seeds per task"))
     if report["flagged_trials"]:
         parts.append(text_table(flagged_rows(report), "Flagged trials (open one with: evalharness show TRIAL)"))
+    if suspicious_findings(report):
+        parts.append(text_table(finding_rows(report), SUSPICIOUS_TITLE))
+    parts += [f"  note, {line}\n" for line in suspicious_notes(report)]
     return "".join(parts)
 
 

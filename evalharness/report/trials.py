@@ -28,6 +28,8 @@ STEPS_KEPT = 40
 """Trajectory steps kept: the first and last halves of this many."""
 TESTS_LISTED = 60
 """Failing tests listed per trial (all tests are counted)."""
+SUSPICIOUS_LISTED = 50
+"""Suspicious added lines shown per trial (result.json has up to ``grading.suspicious.MAX_FINDINGS``)."""
 INDEX_FIELDS = ["run_id", "trial_id", "task_id", "config", "seed", "outcome", "resolved", "infra", "reason",
                 "cost_usd", "flags", "detail", "merged"]
 LIMITS_NOTE = (f"Limits: a patch shows its first {PATCH_LIMIT:,} characters, test output its last {OUTPUT_TAIL:,}, "
@@ -94,6 +96,11 @@ def _json(path: Path) -> Any:
         return {"missing": f"{path.name} is not valid JSON ({exc.msg}, line {exc.lineno})"}
 
 
+def read_result(folder: Path) -> Any:
+    """A trial folder's result.json (``{"missing": ...}`` when it cannot be read as JSON)."""
+    return _json(folder / "result.json")
+
+
 def _text(path: Path, cut) -> dict[str, Any]:
     raw = _read(path)
     return raw if isinstance(raw, dict) else cut(raw)
@@ -111,7 +118,7 @@ def trial_details(runs_dir: Path, detail: str | None) -> dict[str, Any]:
         return {"missing": f"trial folder {folder} not found (was the runs folder moved? report --runs-dir)"}
     return {"patch": _text(folder / "patch.diff", lambda t: head(t, PATCH_LIMIT)),
             "test_output": _text(folder / "test_output.txt", lambda t: tail(t, OUTPUT_TAIL)),
-            "result": result_summary(_json(folder / "result.json")),
+            "result": result_summary(read_result(folder)),
             "trajectory": trajectory_summary(_json(folder / "trajectory.json")),
             "log": _text(folder / "trial.log", lambda t: tail(t, LOG_TAIL)),
             "results_jsonl": _size(folder / "results.jsonl")}
@@ -144,7 +151,13 @@ def result_summary(result: Any) -> dict[str, Any]:
                       "tests": statuses, "failing": failing[:TESTS_LISTED], "n_failing": len(failing),
                       "surface": [{k: s.get(k) for k in ("path", "change", "action", "flag", "why")}
                                   for s in (grade.get("surface") or [])[:50] if isinstance(s, dict)]},
-            "usage": result.get("usage")}
+            "usage": result.get("usage"),
+            "suspicious": [{k: f.get(k) for k in ("path", "line", "text", "category", "reason")}
+                           for f in _listed(result.get("suspicious"))[:SUSPICIOUS_LISTED] if isinstance(f, dict)]}
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def step_summary(step: dict[str, Any]) -> dict[str, Any]:

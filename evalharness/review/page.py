@@ -31,7 +31,9 @@ h3{font:600 13px ui-monospace,monospace;margin:.8em 0 .2em}
   <section id="trajsection"><h2>Trajectory</h2><details id="traj"><summary id="trajsum"></summary>
    <div id="trajbody"></div></details></section>
  </div>
- <div><section><h2>Patch</h2><div id="files"></div></section></div>
+ <div><section id="suspicioussection"><h2>Suspicious code: read these lines first</h2>
+  <ul class="code" id="suspicious"></ul></section>
+  <section><h2>Patch</h2><div id="files"></div></section></div>
 </main>
 <div id="bar">
  <div class="group" id="verdicts"></div>
@@ -67,6 +69,17 @@ let Q = null, at = 0, shownAt = 0;
       code.appendChild(div);
     }
     node.appendChild(code);
+  }
+}
+function suspiciousInto(node, found) {
+  clear(node);
+  $("suspicioussection").hidden = !found.length;
+  for (const f of found) {
+    const li = el("li", "line");
+    li.appendChild(el("span", "meta", f.path + ":" + f.line));
+    li.appendChild(el("span", "failed", "  [" + f.reason + "]  "));
+    li.appendChild(el("span", null, f.text));
+    node.appendChild(li);
   }
 }
 function testsInto(node, tests) {
@@ -111,6 +124,7 @@ function show(index) {
   $("statement").textContent = item.statement;
   testsInto($("tests"), item.tests);
   filesInto($("files"), item.files);
+  suspiciousInto($("suspicious"), item.suspicious || []);
   $("trajsection").hidden = !Q.trajectories;
   if (Q.trajectories) trajectoryInto(item.trajectory);
   if (!(item.item_id in drafts)) {

@@ -4,8 +4,9 @@
 nothing fetched from elsewhere) and a JSON API:
 
 - ``GET /api/queue``: the items in this reviewer's order (``queue.queue_order``), each as ``Item`` public
-  fields only: opaque id, task id, statement, the diff split by file with syntax tokens, the test statuses and,
-  when trajectories are on, a trajectory summary. Never harness, model, run, trial, seed or arm; and of the
+  fields only: opaque id, task id, statement, the diff split by file with syntax tokens, the suspicious added
+  lines with their ``path:line`` (``grading.suspicious``, both arms alike), the test statuses and, when
+  trajectories are on, a trajectory summary. Never harness, model, run, trial, seed or arm; and of the
   reviews only this reviewer's own.
 - ``POST /api/reviews``: one review as JSON (``item_id, verdict, reasons, note, seconds``), checked by
   ``verdicts.check`` with the server's reviewer (never the payload's) and stored with ``Store.record_reviews``
@@ -23,6 +24,7 @@ from typing import Any
 
 from evalharness import localweb
 from evalharness.errors import UserError
+from evalharness.grading.suspicious import scan_patch
 from evalharness.review.codes import REASONS, VERDICTS
 from evalharness.review.highlight import split_diff
 from evalharness.review.page import PAGE
@@ -88,9 +90,14 @@ class ReviewSession:
 
 
 def _public(item: Item, trajectories: bool) -> dict[str, Any]:
-    """What the page may know of an item: nothing that names its configuration, run or arm."""
+    """What the page may know of an item: nothing that names its configuration, run or arm.
+
+    ``suspicious``: the suspicious added lines (``grading.suspicious``) of the patch shown, found here for both
+    arms alike, so that they never tell a gold patch from an agent's (result.json's findings are the same lines
+    of the same patch, for agent trials only)."""
     out = {"item_id": item.item_id, "task_id": item.task_id, "statement": item.statement,
-           "files": split_diff(item.patch), "tests": item.tests}
+           "files": split_diff(item.patch), "tests": item.tests,
+           "suspicious": [f.to_dict() for f in scan_patch(item.patch.encode("utf-8", "replace"))]}
     if trajectories:
         out["trajectory"] = item.trajectory
     return out

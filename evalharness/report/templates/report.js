@@ -155,6 +155,10 @@
         el("pre", { text: g.failing.join("\n") + (g.n_failing > g.failing.length ? "\n[... " +
           (g.n_failing - g.failing.length) + " more]" : "") }));
     }
+    if ((r.suspicious || []).length) {
+      out.push(el("h4", { text: "Suspicious code (" + r.suspicious.length + " added lines)" }), el("pre", {
+        cls: "suspicious", text: r.suspicious.map((f) => f.path + ":" + f.line + "  [" + f.reason + "]  " + f.text).join("\n") }));
+    }
     if ((g.evidence || []).length) out.push(el("h4", { text: "Integrity evidence" }), el("pre", { text: g.evidence.join("\n") }));
     if ((g.surface || []).length) {
       out.push(el("h4", { text: "Files the patch touched" }), el("pre", {
