@@ -350,12 +350,25 @@ def _runner_dir(workdir):
 
 def _legacy_channel(nonce, fd):
     """Pythons without audit hooks: records go straight to the descriptor (tamper-evident only)."""
+    seq = [0]
+
     def legacy(event, args):
+        import json
         if event == "evalharness.rec":
-            import json
             record = dict(args[0])
-            record["n"] = nonce
-            os.write(fd, (json.dumps(record, default=str) + "\n").encode())
+        elif event == "evalharness.ran":
+            detail = ""
+            if args[1] == "called":
+                target = getattr(args[2], "__func__", args[2])
+                detail = getattr(getattr(target, "__code__", None), "co_filename", "<not a Python function>")
+            elif args[1] == "raised":
+                detail = type(args[2]).__name__
+            record = {"t": "ran", "id": args[0], "state": args[1], "detail": detail}
+        else:
+            return
+        record["n"], record["s"] = nonce, seq[0]
+        seq[0] += 1
+        os.write(fd, (json.dumps(record, default=str) + "\n").encode())
     sys.audit = lambda event, *args: legacy(event, args)  # noqa: E731 - Python < 3.8 has no sys.audit
 
 

@@ -29,7 +29,8 @@ TEST = ("from calc import clamp\n\n\ndef test_high():\n    assert clamp(11, 0, 1
 F2P, P2P = "tests/test_calc.py::test_high", "tests/test_calc.py::test_inside"
 
 
-def launch(tmp_path: Path, calc: str, *, written=None, extra: dict[str, str] | None = None, test: str = TEST):
+def launch(tmp_path: Path, calc: str, *, written=None, extra: dict[str, str] | None = None, test: str = TEST,
+           legacy: bool = False):
     """Run the launcher on a project whose calc/__init__.py is ``calc`` (all of it written by the patch unless
     ``written`` says otherwise). Returns (exit code, records, output)."""
     work = tmp_path / "work"
@@ -49,7 +50,11 @@ def launch(tmp_path: Path, calc: str, *, written=None, extra: dict[str, str] | N
     drain.start()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON"))}
     env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run(["bash", "-c", f'exec "$0" -s "$1" 3>&{write} {write}>&-', sys.executable, str(LAUNCHER)],
+    # legacy: a Python without audit hooks (before 3.8), played by removing them before the launcher runs
+    run = (["-c", "import runpy, sys; del sys.addaudithook, sys.audit; sys.argv = [sys.argv[1]]; "
+                  "runpy.run_path(sys.argv[0], run_name='__main__')"] if legacy else [])
+    proc = subprocess.run(["bash", "-c", f'exec "$0" -s "$@" 3>&{write} {write}>&-', sys.executable, *run,
+                           str(LAUNCHER)],
                           input=json.dumps(settings) + "\n", text=True, capture_output=True, cwd=work, env=env,
                           timeout=120, pass_fds=(write,))
     os.close(write)
@@ -151,3 +156,12 @@ def test_code_that_claims_another_files_name_is_stopped(tmp_path):
     calc = BUGGY + "\ndef f():\n    pass\nf.__code__.replace(co_filename='/usr/lib/python3/dist-packages/x.py')\n"
     code, records, out, _ = launch(tmp_path, calc)
     assert code == STOPPED and "claims" in stopped(records)[0]["why"], out
+
+
+def test_a_python_without_audit_hooks_still_records_and_says_it_is_unguarded(tmp_path):
+    code, records, out, raw = launch(tmp_path, BUGGY.replace("return v\n    return", "return hi\n    return"),
+                                     legacy=True)
+    assert code == 0 and records[0]["t"] == "start" and records[0]["guarded"] is False, out
+    assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
+    code, records, out, raw = launch(tmp_path / "bug", BUGGY, legacy=True)
+    assert verdict(code, raw, workdir=str(tmp_path / "bug" / "work")).outcome is Outcome.UNRESOLVED
