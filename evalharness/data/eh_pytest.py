@@ -52,6 +52,12 @@ def _arm(nonce, fd, settings):
     write, fstat, getframe, exit_, audit, lstat = os.write, os.fstat, sys._getframe, os._exit, sys.audit, os.lstat
     exact_type, function_type, method_type = type, type(_arm), type(_Probe().method)
     translate = str.translate
+    # everything the hook uses is held here: a module global or a builtin it looked up at event time could be
+    # replaced by the code under test, and would then run inside the hook
+    str_, int_, bool_, tuple_, list_, length = str, int, bool, tuple, list, len
+    hard, soft, watch, stopped_code, me, internals = dict(_HARD), dict(_SOFT), frozenset(_WATCH), STOPPED, \
+        __file__, _process_internals
+    name_of = type.__dict__["__name__"].__get__  # a class's own name, past any metaclass the code under test wrote
     stdlib = os.path.dirname(os.__file__) + "/"
     workdir = settings["workdir"].rstrip("/") + "/"
     written = {}
@@ -69,25 +75,26 @@ def _arm(nonce, fd, settings):
 
     def enc(value, depth=0):
         kind = exact_type(value)
-        if kind is str:
+        if kind is str_:
             return '"' + translate(value, table) + '"'
-        if value is None or kind is bool:
+        if value is None or kind is bool_:
             return "null" if value is None else ("true" if value else "false")
-        if kind is int:
+        if kind is int_:
             return "%d" % value
-        if (kind is tuple or kind is list) and depth < 3:
+        if (kind is tuple_ or kind is list_) and depth < 3:
             return "[" + ",".join([enc(v, depth + 1) for v in value]) + "]"
-        return '"<%s>"' % translate(kind.__name__, table) if exact_type(kind.__name__) is str else '"<?>"'
+        return '"<not plain data>"'
 
     def put(pairs):
         parts = ['"n":"' + nonce + '"', '"s":%d' % seq[0]]
         for pair in pairs:
-            parts.append(enc(pair[0]) + ":" + enc(pair[1]))
+            if exact_type(pair) is tuple_ and length(pair) == 2:
+                parts.append(enc(pair[0]) + ":" + enc(pair[1]))
         seq[0] += 1
         data = ("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace")
         now = fstat(fd)
         if (now.st_dev, now.st_ino) != channel:  # the descriptor was swapped: nothing more can be said
-            exit_(STOPPED)
+            exit_(stopped_code)
         while data:
             data = data[write(fd, data):]
 
@@ -102,8 +109,6 @@ def _arm(nonce, fd, settings):
                 lines = written[name]
                 if lines is None or frame.f_lineno in lines:
                     return "%s:%d" % (name, frame.f_lineno)
-            elif name[:1] == "<" and name[:7] != "<frozen" and name[:8] != "<doctest":
-                return "%s:%d" % (name, frame.f_lineno)
             frame = frame.f_back
         return ""
 
@@ -117,11 +122,9 @@ def _arm(nonce, fd, settings):
             if name in written:
                 lines = written[name]
                 hit = lines is None or frame.f_lineno in lines
-            elif name[:1] == "<" and name[:7] != "<frozen" and name[:8] != "<doctest":
-                hit = True
             if hit:
                 at = "%s:%d" % (name, frame.f_lineno)
-                if name[:len(runner_dir)] != runner_dir:
+                if name[:length(runner_dir)] != runner_dir:
                     return at
                 note("runner", "the test runner's own code, changed by the patch, reported a test", at)
             frame = frame.f_back
@@ -129,7 +132,7 @@ def _arm(nonce, fd, settings):
 
     def stop(why, at, event):
         put((("t", "guard"), ("action", "stopped"), ("event", event), ("why", why), ("at", at)))
-        exit_(STOPPED)
+        exit_(stopped_code)
 
     def note(key, why, at, event=""):
         if noted.get(key, 0) >= 3:
@@ -138,15 +141,20 @@ def _arm(nonce, fd, settings):
         put((("t", "guard"), ("action", "noted"), ("event", event or key), ("why", why), ("at", at)))
 
     def direct(frame):
-        """'file:line' when ``frame`` itself runs a line the patch wrote (or code with no file), else ''."""
+        """'file:line' when ``frame`` itself runs a line the patch wrote, else ''."""
         name = frame.f_code.co_filename
         if name in written:
             lines = written[name]
             if lines is None or frame.f_lineno in lines:
                 return "%s:%d" % (name, frame.f_lineno)
-        elif name[:1] == "<" and name[:7] != "<frozen" and name[:8] != "<doctest":
-            return "%s:%d" % (name, frame.f_lineno)
         return ""
+
+    def code_name(func):
+        kind = exact_type(func)
+        if kind is method_type:
+            func = func.__func__
+            kind = exact_type(func)
+        return func.__code__.co_name if kind is function_type else ""
 
     def code_file(func):
         kind = exact_type(func)
@@ -164,7 +172,7 @@ def _arm(nonce, fd, settings):
         at = chain_by_patch(caller.f_back)
         if at:
             stop("the grader's recorder was driven by code the patch wrote", at, "evalharness.rec")
-        if exact_type(args[0]) is tuple:
+        if exact_type(args[0]) is tuple_:
             put(args[0])
 
     def on_ran(args):
@@ -179,29 +187,29 @@ def _arm(nonce, fd, settings):
         if state == "called":
             detail = code_file(args[2])
         elif state == "raised":
-            detail = exact_type(args[2]).__name__
-        put((("t", "ran"), ("id", node if exact_type(node) is str else "?"), ("state", state), ("detail", detail)))
+            detail = name_of(exact_type(args[2]))
+        put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state), ("detail", detail),
+             ("name", code_name(args[2]) if state == "called" else "")))
 
     def on_other(event, args):
         frame = getframe(2)
-        if event in _HARD:
+        if event in hard:
             at = where(frame)
             if at:
-                stop("the code under test " + _HARD[event], at, event)
-        elif event in _SOFT:
-            at = where(frame)
+                stop("the code under test " + hard[event], at, event)
+        elif event in soft:
+            at = direct(frame)
             if at:
-                note(event, "the code under test " + _SOFT[event], at, event)
+                note(event, "the code under test " + soft[event], at, event)
         elif event == "open":
             path = args[0]
-            if exact_type(path) is not str:
+            if exact_type(path) is not str_:
                 return
-            if (path[:6] == "/proc/" and ("/mem" in path or "/fd/" in path or "/map_files/" in path)) \
-                    or path[:8] == "/dev/fd/":
+            if internals(path):
                 at = where(frame)
                 if at:
                     stop("the code under test opened " + path, at, event)
-            elif path[:len(workdir)] == workdir and path[-4:] in (".pyc", ".pyo"):
+            elif path[:length(workdir)] == workdir and path[-4:] in (".pyc", ".pyo"):
                 try:
                     lstat(path)  # importers and pytest look for caches that are not there: only one that is counts
                 except OSError:
@@ -214,21 +222,23 @@ def _arm(nonce, fd, settings):
                     stop("the code under test loaded bytecode from " + path, at, event)
         elif event == "object.__setattr__":
             name = args[1]
+            if exact_type(name) is not str_:
+                return
             if name == "__code__":
                 at = where(frame)
                 if at:
                     stop("the code under test replaced a function's code", at, event)
             elif name in ("__defaults__", "__kwdefaults__"):
                 target = code_file(args[0])
-                if target == __file__:
+                if target == me:
                     stop("the grader's own function was changed", where(frame) or "?", event)
-                at = where(frame)
+                at = direct(frame)
                 if at:
                     note(event, "the code under test replaced a function's defaults", at, event)
         elif event == "object.__getattr__":
-            at = where(frame)
+            at = direct(frame)
             if at:
-                note("frames", "the code under test read a frame (%s)" % (args[1] if exact_type(args[1]) is str
+                note("frames", "the code under test read a frame (%s)" % (args[1] if exact_type(args[1]) is str_
                                                                            else "?"), at, event)
         elif event == "code.__new__" or event == "compile":
             # the direct caller only: importlib compiles every module it loads, whoever imports it
@@ -236,23 +246,31 @@ def _arm(nonce, fd, settings):
             if not at:
                 return
             claimed = args[1]
-            if exact_type(claimed) is not str:
+            if exact_type(claimed) is not str_:
                 return
             if claimed in protected:
                 stop("the code under test compiled code under a test file's name", at, event)
-            if claimed[:1] == "<" or claimed in written:
+            if claimed in written:
                 return
-            if claimed[-3:] == ".py" and (claimed[:len(workdir)] == workdir or claimed[:len(stdlib)] == stdlib
+            if claimed[:1] == "<":  # frames of such code are not attributed later: the making of it is noted now
+                note(event, "the code under test compiled code with no file (%s)" % claimed, at, event)
+                return
+            if claimed[-3:] == ".py" and (claimed[:length(workdir)] == workdir or claimed[:length(stdlib)] == stdlib
                                           or "/site-packages/" in claimed or "/dist-packages/" in claimed):
                 stop("the code under test made code that claims to come from " + claimed, at, event)
             note(event, "the code under test compiled code under the name " + claimed, at, event)
         elif event == "fcntl.fcntl" or event == "os.truncate":
-            if args[0] == fd:
+            if exact_type(args[0]) is int_ and args[0] == fd:
                 stop("the code under test reached the results channel (%s)" % event, where(frame) or "?", event)
 
     def hook(event, args):
-        if busy[0] or event not in _WATCH:
-            if event[:7] == "ctypes." and not busy[0] and event not in _WATCH:
+        if exact_type(event) is not str_:  # a str subclass's own hash or eq would run inside the hook
+            if not busy[0]:
+                busy[0] = True
+                stop("an audit event named by an object that is not a plain string", "?", "?")
+            return
+        if busy[0] or event not in watch:
+            if event[:7] == "ctypes." and not busy[0] and event not in watch:
                 busy[0] = True
                 try:
                     at = where(getframe(1))
@@ -274,6 +292,20 @@ def _arm(nonce, fd, settings):
 
     sys.addaudithook(hook)
     audit("evalharness.armed")
+
+
+def _process_internals(path, _len=len):
+    """A process's memory, descriptors or mapped files: /proc/<pid|self|thread-self>[/task/<tid>]/{mem,fd/,
+    map_files/}, /dev/fd/ (not /proc/meminfo and the like)."""
+    if path[:8] == "/dev/fd/":
+        return True
+    parts = path.split("/")
+    if _len(parts) < 4 or parts[1] != "proc" or not (parts[2].isdigit() or parts[2] in ("self", "thread-self")):
+        return False
+    rest = parts[3:]
+    if _len(rest) >= 3 and rest[0] == "task" and rest[1].isdigit():
+        rest = rest[2:]
+    return rest[0] in ("mem", "fd", "map_files", "fdinfo") if rest else False
 
 
 class _Probe(object):
@@ -377,7 +409,7 @@ def _record(pairs, _audit=sys.audit if hasattr(sys, "audit") else None):
     (_audit or sys.audit)("evalharness.rec", pairs)
 
 
-def _makereport(item, call, _audit=sys.audit if hasattr(sys, "audit") else None):
+def _makereport(item, call, _audit=sys.audit if hasattr(sys, "audit") else None, _plain=None):
     """Hookwrapper (first): what the test raised, read before any other hook runs, beside the report."""
     excinfo = call.excinfo
     if excinfo is None and call.when == "call":
@@ -403,7 +435,8 @@ def _makereport(item, call, _audit=sys.audit if hasattr(sys, "audit") else None)
         ("t", "made"), ("id", str(report.nodeid)), ("when", str(report.when)), ("outcome", str(report.outcome)),
         ("raised", None if raised is None else str(raised)), ("raised_msg", message), ("markers", markers),
         ("wasxfail", None if getattr(report, "wasxfail", None) is None else str(report.wasxfail)),
-        ("item", "%s.%s" % (kind.__module__, kind.__name__)), ("wrapped", bool(getattr(item, "_eh_wrapped", False))),
+        ("item", "%s.%s" % (kind.__module__, kind.__name__)), ("plain", kind is _plain),
+        ("wrapped", getattr(item, "_eh_wrapped", False) is True),
         ("runtest_file", runtest_code.co_filename if runtest_code is not None else "<not a Python function>")))
 
 
@@ -426,10 +459,10 @@ def _logreport(report, _audit=sys.audit if hasattr(sys, "audit") else None):
 
 
 def _runtest_call(item, _audit=sys.audit if hasattr(sys, "audit") else None, _function=type(_ran),
-                  _method=type(_Probe().method), _base=BaseException):
+                  _method=type(_Probe().method), _base=BaseException, _plain=None):
     """Hookwrapper (first): the test function of a plain pytest Function runs inside a fresh ``_ran``."""
     original = None
-    if getattr(item, "_eh_function_class", None) is type(item):
+    if type(item) is _plain:
         obj = item.obj
         target = obj.__func__ if type(obj) is _method else obj
         if type(target) is _function and not (target.__code__.co_flags & 0x2a0):  # not a coroutine or generator
@@ -498,16 +531,22 @@ class _Recorder(object):
     def __init__(self, function_class, mirrors):
         import pytest
         mark = pytest.hookimpl
-        self.pytest_runtest_makereport = mark(hookwrapper=True, tryfirst=True)(_makereport)
-        self.pytest_runtest_call = mark(hookwrapper=True, tryfirst=True)(_runtest_call)
+        # pytest's own Function class, bound by identity (a name can be changed, the object cannot)
+        self.pytest_runtest_makereport = mark(hookwrapper=True, tryfirst=True)(_bound(_makereport, function_class))
+        self.pytest_runtest_call = mark(hookwrapper=True, tryfirst=True)(_bound(_runtest_call, function_class))
         self.pytest_runtest_logreport = mark(trylast=True)(_logreport)
         self.pytest_collectreport = mark(trylast=True)(_collectreport)
         self.pytest_exception_interact = mark(trylast=True)(_exception_interact)
         self.pytest_collection_finish = mark(trylast=True)(_collection_finish)
         self.pytest_sessionfinish = mark(trylast=True)(_sessionfinish)
-        function_class._eh_function_class = function_class
         if mirrors:
             self.pytest_collection_modifyitems = mark(trylast=True)(_mirror_selection(mirrors))
+
+
+def _bound(function, plain):
+    """``function`` (same code object: the hook still knows it) with its last default, ``_plain``, set."""
+    return type(function)(function.__code__, function.__globals__, function.__name__,
+                          function.__defaults__[:-1] + (plain,))
 
 
 def _mirror_selection(mirrors):

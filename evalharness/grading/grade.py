@@ -135,15 +135,26 @@ mkfifo -m 600 "$x/channel" || exit 91
 : > "$x/results" && chmod 600 "$x/results" || exit 91
 cat "$x/channel" > "$x/results" &
 reader=$!
+started=$(date +%s)
 setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" for v in _STRIPPED_ENV) + r""" \
   -u EH_RUN -u EH_CANARY -u EH_GITENV -u EH_LIMIT -u EH_LAUNCHER -u EH_MAX_RESULTS -u EH_HALF -u EH_BUNDLE \
   HOME=/home/agent PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1 \
   timeout -k 5 "$EH_LIMIT" python -s "$EH_LAUNCHER" < "$x/stdin" 3> "$x/channel" > "$x/output" 2>&1
 code=$?
+took=$(($(date +%s) - started))
 setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
+# what is left of uid 1000 when no process can be started (a fork bomb at the pids limit): stopped, then killed,
+# with the shell's builtins only, so the pipe's last writer goes and the reader ends
+for sig in STOP KILL KILL; do
+  for d in /proc/[0-9]*; do
+    while read -r k v rest; do
+      if [ "$k" = "Uid:" ]; then [ "$v" = 1000 ] && kill -s "$sig" "${d#/proc/}" 2>/dev/null; break; fi
+    done < "$d/status" 2>/dev/null
+  done
+done
 wait "$reader"
 r=$(stat -c %s "$x/results"); o=$(stat -c %s "$x/output")
-printf 'EH %s %s %s\n' "$code" "$r" "$o"
+printf 'EH %s %s %s %s\n' "$code" "$r" "$o" "$took"
 head -c "$EH_MAX_RESULTS" "$x/results"
 if [ "$o" -le $((2 * EH_HALF)) ]; then cat "$x/output"; else
   head -c "$EH_HALF" "$x/output"; printf '\n[... %s bytes dropped by evalharness ...]\n' $((o - 2 * EH_HALF))
@@ -419,11 +430,11 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     """Read the framed report of the run (header, capped records, output head and tail) and decide."""
     header, _, rest = out.partition(b"\n")
     fields = header.split()
-    if len(fields) != 4 or fields[0] != b"EH":
+    if len(fields) != 5 or fields[0] != b"EH":
         from evalharness.errors import SandboxError
 
         raise SandboxError(f"the guarded test run did not report back: {out[-300:]!r}")
-    exit_code, results_size, _ = (int(f) for f in fields[1:])
+    exit_code, results_size, _, took = (int(f) for f in fields[1:])
     kept = min(results_size, MAX_RESULTS_BYTES)
     records, output = rest[:kept], rest[kept:]
     limit = spec.timeouts.tests_s
@@ -431,7 +442,7 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     result.canaries = list(canaries.ids) if canaries else []
     result.canary_token = canaries.token if canaries else ""
     result.test_output = output.decode("utf-8", errors="replace")
-    if _timed_out(exit_code):
+    if _timed_out(exit_code, took, limit) and not _guard_stopped(records, nonce):
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {limit:g} s"
         return result
     if results_size > MAX_RESULTS_BYTES:
@@ -450,8 +461,16 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     return result
 
 
-def _timed_out(exit_code: int) -> bool:
-    return exit_code in (124, 137)
+def _timed_out(exit_code: int, took: float, limit: float) -> bool:
+    """Pure: ``timeout``'s exit statuses count only when the run lasted its limit (a process can exit 124 itself,
+    to pass a forgery the verdict would catch off as a timeout)."""
+    return exit_code in (124, 137) and took >= limit - 1
+
+
+def _guard_stopped(records: bytes, nonce: str) -> bool:
+    from evalharness.grading.verdict import parse_records
+
+    return any(r.get("t") == "guard" and r.get("action") == "stopped" for r in parse_records(records, nonce)[0])
 
 
 def test_modules(files: list[str]) -> list[str]:

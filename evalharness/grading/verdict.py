@@ -198,7 +198,8 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
         ran.setdefault(r["id"], []).append(r)
     out = []
     for (test_id, when), r in made.items():
-        if when != "call" or r.get("outcome") != "passed" or r.get("item") != "_pytest.python.Function":
+        plain = r.get("plain") if "plain" in r else r.get("item") == "_pytest.python.Function"
+        if when != "call" or r.get("outcome") != "passed" or plain is not True:
             continue
         if not r.get("wrapped"):
             out.append(f"{test_id} passed, but its test function was not a plain function the grader could watch")
@@ -206,14 +207,18 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
         signals = ran.get(test_id, [])
         states = [s.get("state") for s in signals]
         called = [s.get("detail", "") for s in signals if s.get("state") == "called"]
-        test_file = "/" + test_id.split("::", 1)[0]
+        names = [s.get("name") for s in signals if s.get("state") == "called" and "name" in s]
+        test_file = workdir.rstrip("/") + "/" + test_id.split("::", 1)[0]
+        function = test_id.split("::")[-1].split("[", 1)[0]
         if "raised" in states:
             raised = next(s.get("detail") for s in signals if s.get("state") == "raised")
             out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
         elif "returned" not in states:
             out.append(f"{test_id} was reported passed, but its test function never ran to its end")
-        elif not called or any(not c.endswith(test_file) for c in called):
+        elif not called or any(c != test_file for c in called):
             out.append(f"{test_id} ran code from {called[0] if called else 'nowhere'}, not from its test file")
+        elif any(n != function for n in names):
+            out.append(f"{test_id} ran the test function {names[0]}, not {function}")
     return out[:5]
 
 

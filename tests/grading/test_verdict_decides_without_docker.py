@@ -502,3 +502,30 @@ def test_any_hook_implemented_in_a_patch_file_is_tampering_not_only_listed_ones(
 def test_a_line_nested_past_the_parsers_depth_is_tampering_not_a_crash():
     raw = _raw(_clean()) + b"\n" + b"[" * 200_000 + b"]" * 200_000
     assert _decide(raw).outcome is Outcome.TAMPERED
+
+
+def test_a_watched_test_that_ran_another_test_function_is_tampering():
+    body = [{"t": "start"}, {"t": "collected", "count": 2}, *_watched(F2P, ["called", "returned"]), *passing(P2P),
+            {"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
+    for r in body:
+        if r.get("t") == "ran" and r.get("state") == "called":
+            r["name"] = "test_inside"
+    v = _decide(_raw(body))
+    assert v.outcome is Outcome.TAMPERED and "ran the test function test_inside" in v.reason, v.reason
+
+
+def test_the_plain_function_kind_is_taken_by_identity_not_by_the_classes_name():
+    body = [{"t": "start"}, {"t": "collected", "count": 2}, *_watched(F2P, [], item="renamed.Thing"), *passing(P2P),
+            {"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
+    for r in body:
+        if r.get("t") == "made":
+            r["plain"] = True
+    assert _decide(_raw(body)).outcome is Outcome.TAMPERED
+
+
+def test_a_timeout_is_a_run_that_lasted_its_limit_not_an_exit_status_the_code_can_choose():
+    from evalharness.grading.grade import _timed_out
+
+    assert _timed_out(124, 60, 60) and _timed_out(137, 65, 60) and _timed_out(124, 59, 60)
+    assert not _timed_out(124, 0, 60)  # os._exit(124) from the code under test after 0.08 s
+    assert not _timed_out(1, 60, 60)
