@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from evalharness.errors import FileTooLarge
 from evalharness.grading.attribution import written_lines
 from evalharness.grading.canary import Canaries, make_canaries
-from evalharness.grading.mirror import MirrorPlan, plan_mirrors, unmirrorable_args
+from evalharness.grading.mirror import MirrorPlan, plan_mirrors, recheck_alone, unmirrorable_args
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.grading.extract import BASE_OBJECTS, SCRATCH_GIT
 from evalharness.grading.policy import blobs_needed, decide_surface
@@ -72,6 +72,9 @@ class GradeResult:
     """Every path the patch touches and what the grader did with it."""
     evidence: list[str] = field(default_factory=list)
     """Why a run was judged tampered, or what the audit hook noted, one line each."""
+    recheck: list[tuple[str, str]] = field(default_factory=list)
+    """Mirror pairs that disagreed in the session, run alone before the verdict (not stored)."""
+    session_status: dict[str, str] = field(default_factory=dict)
     suspicious: list[dict] = field(default_factory=list)
     """Suspicious added lines of the patch (grading.suspicious.Finding.to_dict); result.json's top-level
     "suspicious" (trial.py moves it there, redacted, and leaves it out of result.json's "grade")."""
@@ -84,7 +87,7 @@ class GradeResult:
     workdir: str = "/testbed"
 
     def to_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k != "results"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("results", "recheck", "session_status")}
         return {**out, "outcome": self.outcome.value, "flags": sorted(self.flags)}
 
 
@@ -129,6 +132,7 @@ fi
 
 _RUN_SCRIPT = r"""
 cd "$work" || exit 90
+rm -f "$x/channel"
 # the results channel: a pipe root drains as the run goes (no seek, no rewrite, nothing to read back), into a
 # root-only file; the test process holds only the write end
 mkfifo -m 600 "$x/channel" || exit 91
@@ -321,18 +325,24 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     if args is None:
         result.runner = "command"
         return _run_unguarded(task, spec, sandbox, result)
-    return _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
-                          mirrors)
+    result = _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
+                            mirrors)
+    if result.recheck:
+        _recheck_mirrors(task, spec, sandbox, result, args, written, protected, run_env,
+                         {a.path for a in decision.applied}, canaries, nonce)
+    return result
 
 
 def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str, *,
               written: dict[str, list[int] | None] | None = None, protected: list[str] | None = None,
-              mirrors: MirrorPlan | None = None) -> dict:
+              mirrors: MirrorPlan | None = None, only: list[str] | None = None) -> dict:
     """The launcher's settings line: pytest's arguments with the test files, the canaries and
     ``--continue-on-collection-errors``; ``argv`` is what ``sys.argv`` shows, the same with a decoy
     ``--junitxml`` first. pytest is not given the decoy (no time goes to writing XML nobody reads); a forgery
     that finds it in argv, writes it and leaves early trips."""
     files = list(task.test_files) + ([canaries.path] if canaries else []) + (mirrors.copy_paths if mirrors else [])
+    if only is not None:  # node ids run alone (a mirror pair's recheck)
+        files = list(only)
     argv_args: list[str] = []
     for token in cheap_report_chars(args):
         argv_args += files if token == "{test_files}" else [token]
@@ -458,7 +468,64 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     result.all_tests = verdict.all_tests
     result.flags |= verdict.flags
     result.evidence = verdict.evidence
+    result.recheck, result.session_status = verdict.recheck, verdict.session_status
     return result
+
+
+MAX_RECHECKED = 3
+"""Disagreeing mirror pairs run alone at most: each pair costs two short pytest runs."""
+
+
+def _recheck_mirrors(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, args: list[str],
+                     written: dict, protected: list[str], run_env: dict[str, str], patched: set[str],
+                     canaries: Canaries | None, nonce: str) -> None:
+    """Only mirrors disagreed: run each test of each pair alone, in a fresh pytest process of the same graded tree,
+    and let ``mirror.recheck_alone`` decide (state the session's tests share is not the code under test)."""
+    pairs = result.recheck[:MAX_RECHECKED]
+    alone: dict[str, str] = {}
+    for node in dict.fromkeys(i for pair in pairs for i in pair):
+        verdict = _run_alone(task, spec, sandbox, node, args, written, protected, run_env, patched)
+        if verdict.outcome is Outcome.TAMPERED:  # the guard stopped the lone run, or its records are forged
+            result.evidence += [f"running {node} alone: {e}" for e in verdict.evidence]
+            return
+        alone[node] = verdict.tests.get(node, "missing")
+    decision, why = recheck_alone(result.session_status.get(pairs[0][0], ""), alone, pairs)
+    result.evidence.append(why)
+    if decision == "tampered":
+        return
+    again = decide_guarded(task, result.results or b"", nonce, exit_code=result.test_exit_code or 0,
+                           canaries=canaries, patched_files=patched, workdir=sandbox.workdir,
+                           patch_applied=result.patch_applied, mirrors=None)
+    result.outcome, result.reason, result.tests = again.outcome, again.reason, again.tests
+    result.flags = (result.flags - {Flag.TAMPERED.value}) | again.flags
+    result.evidence = [*again.evidence, why]
+    if decision == "failing" and result.outcome is Outcome.RESOLVED:
+        result.outcome, result.reason = Outcome.UNRESOLVED, why
+
+
+def _run_alone(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, node: str, args: list[str], written: dict,
+               protected: list[str], run_env: dict[str, str], patched: set[str]):
+    """One guarded pytest run of ``node`` alone (same launcher, a fresh nonce), judged as a task of that one test."""
+    from evalharness.types import TaskSpec as _Task
+
+    x = f"{PRIV}/g"
+    nonce = secrets.token_hex(16)
+    lone = _Task(instance_id=task.instance_id, problem_statement=task.problem_statement, FAIL_TO_PASS=[node],
+                 PASS_TO_PASS=[])
+    settings = _settings(lone, args, None, nonce, sandbox.workdir, written=written, protected=protected, only=[node])
+    write_files(sandbox, {f"{x}/stdin": (json.dumps(settings) + "\n").encode()})
+    code, out, _ = sandbox.exec_bytes([*_env_argv(run_env), "sh", "-c", 'x=$1 work=$2\n' + _RUN_SCRIPT, "sh", x,
+                                       sandbox.workdir], timeout=300 + spec.timeouts.tests_s,
+                                      max_bytes=MAX_RESULTS_BYTES + OUTPUT_HEAD_TAIL + 4096)
+    header, _, rest = out.partition(b"\n")
+    fields = header.split()
+    if code != 0 or len(fields) != 5 or fields[0] != b"EH":
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"a mirror's lone run did not report back: {out[-300:]!r}")
+    exit_code, size = int(fields[1]), min(int(fields[2]), MAX_RESULTS_BYTES)
+    return decide_guarded(lone, rest[:size], nonce, exit_code=exit_code, canaries=None, patched_files=patched,
+                          workdir=sandbox.workdir, patch_applied=True)
 
 
 def _timed_out(exit_code: int, took: float, limit: float) -> bool:

@@ -194,7 +194,16 @@ def disagreements(statuses: dict[str, str], plan: MirrorPlan) -> list[str]:
     covers (all of them when the id has no params) is compared with the mirror's of the same params.
     An original the run did not report is not compared (the required tests judge it).
     """
-    problems: list[str] = []
+    return [problem for _, _, problem in _compared(statuses, plan)]
+
+
+def disagreeing_pairs(statuses: dict[str, str], plan: MirrorPlan) -> list[tuple[str, str]]:
+    """Pure: the (original id, mirror id) of every disagreement ``disagreements`` names, in the same order."""
+    return [(original, mirror) for original, mirror, _ in _compared(statuses, plan)]
+
+
+def _compared(statuses: dict[str, str], plan: MirrorPlan) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     for m in plan.mirrors:
         base = m.original_base
@@ -207,14 +216,37 @@ def disagreements(statuses: dict[str, str], plan: MirrorPlan) -> list[str]:
             mirror = m.mirror_base + original[len(base):]
             was = _value(statuses[original])
             if mirror not in statuses:
-                problems.append(f"the mirror {mirror} of {original} ({was}) was not reported: the copy of the test "
-                                "under another name and path did not run")
+                out.append((original, mirror, f"the mirror {mirror} of {original} ({was}) was not reported: the copy "
+                                              "of the test under another name and path did not run"))
                 continue
             now = _value(statuses[mirror])
             if (was == TestStatus.PASSED.value) != (now == TestStatus.PASSED.value):
-                problems.append(f"{original} {was} but its mirror {mirror} {now}: the code under test treats "
-                                "the same test differently by its name or path")
-    return problems
+                out.append((original, mirror, f"{original} {was} but its mirror {mirror} {now}: the code under test "
+                                              "treats the same test differently by its name or path"))
+    return out
+
+
+def recheck_alone(session: str, alone: dict[str, str], pairs: list[tuple[str, str]]) -> tuple[str, str]:
+    """Pure: after a disagreement in one session, each test of each pair ran alone in a fresh process.
+
+    Returns (decision, why): ``tampered`` when an original and its mirror still disagree alone (the code under test
+    tells them apart); ``failing`` when they agree alone but an original that passed in the session does not pass
+    alone (it passed only beside other tests); ``agree`` when they agree alone and every original keeps its session
+    result (the session's disagreement came from state tests share, such as one build folder). ``session`` is the
+    status of the first original in the session run; ``alone`` maps every id of ``pairs`` to its status alone
+    ('missing' when it did not report)."""
+    for original, mirror in pairs:
+        was, now = _value(alone.get(original, "missing")), _value(alone.get(mirror, "missing"))
+        if (was == TestStatus.PASSED.value) != (now == TestStatus.PASSED.value):
+            return "tampered", (f"{original} and its mirror {mirror} disagree in the session and again each alone "
+                                f"({was} / {now}): the code under test treats the same test differently by its name "
+                                "or path")
+    for original, _ in pairs:
+        if _value(alone.get(original, "missing")) != TestStatus.PASSED.value and session == TestStatus.PASSED.value:
+            return "failing", (f"{original} passed beside the other tests but not alone, nor did its mirror: it does "
+                               "not pass by itself")
+    return "agree", ("the mirrors disagreed in the session but each agreed with its original when both ran alone: "
+                     "state shared between the session's tests, not the code under test")
 
 
 def unmirrorable_args(args: list[str]) -> str:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 
 from evalharness.grading.canary import Canaries, check_canaries
-from evalharness.grading.mirror import MirrorPlan, disagreements
+from evalharness.grading.mirror import MirrorPlan, disagreeing_pairs, disagreements
 from evalharness.grading.parsers import TestStatus, match_test_ids
 from evalharness.types import Flag, Outcome, TaskSpec
 
@@ -33,6 +33,9 @@ class Verdict:
     evidence: list[str] = field(default_factory=list)
     all_tests: dict[str, str] = field(default_factory=dict)
     """Status of every test the run reported (canaries left out): what discovery of a task's lists reads."""
+    recheck: list[tuple[str, str]] = field(default_factory=list)
+    """Only mirrors disagreed: (original, mirror) pairs to run alone (``mirror.recheck_alone``) before deciding."""
+    session_status: dict[str, str] = field(default_factory=dict)
 
 
 STOPPED = 86
@@ -126,9 +129,12 @@ def _decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, c
         for test_id in canaries.ids:
             statuses.pop(test_id, None)
     mirror_note = ""
+    pairs: list[tuple[str, str]] = []
+    mirror_problems: list[str] = []
     if mirrors is not None:
         if end and by_type["start"][0].get("mirrors"):
-            problems += disagreements({t: s.value for t, s in statuses.items() if s is not None}, mirrors)
+            plain = {t: s.value for t, s in statuses.items() if s is not None}
+            mirror_problems, pairs = disagreements(plain, mirrors), disagreeing_pairs(plain, mirrors)
         elif end:
             mirror_note = ("the mirror tests could not be made for this task's test files: special-casing by a "
                            "test's name was not checked")
@@ -136,8 +142,12 @@ def _decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, c
     wanted = task.FAIL_TO_PASS + task.PASS_TO_PASS
     matched = match_test_ids(statuses, wanted)
     tests = {t: s.value if s else "missing" for t, s in matched.items()}
-    if problems:
-        return _tampered(problems, tests)
+    if problems or mirror_problems:
+        verdict = _tampered(problems + mirror_problems, tests)
+        if not problems:  # only the mirrors disagree: the grader runs each pair alone before it decides
+            verdict.recheck = pairs
+            verdict.session_status = {t: s.value for t, s in statuses.items() if s is not None}
+        return verdict
     if not end:
         return Verdict(Outcome.TEST_RUN_ERROR, f"the test process died before its session ended (exit {exit_code})",
                        tests)

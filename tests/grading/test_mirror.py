@@ -403,3 +403,15 @@ def test_copies_as_files_with_a_selection_survive_a_copy_that_does_not_import(tm
     a, c = plan.mirrors
     assert f"PASSED {a.mirror}" in by_file.stdout and "PASSED tests/test_mod.py::test_a" in by_file.stdout
     assert "1 deselected" in by_file.stdout and "2 errors" in by_file.stdout  # test_b's copy; both broken modules
+
+
+def test_a_pair_that_disagrees_again_alone_is_tampering_and_one_that_agrees_is_shared_state():
+    from evalharness.grading.mirror import recheck_alone
+
+    pairs = [("t.py::test_a", "t_m.py::test_m")]
+    assert recheck_alone("passed", {"t.py::test_a": "passed", "t_m.py::test_m": "failed"}, pairs)[0] == "tampered"
+    assert recheck_alone("passed", {"t.py::test_a": "passed", "t_m.py::test_m": "passed"}, pairs)[0] == "agree"
+    # agreeing alone by both failing: the original passed only beside other tests
+    assert recheck_alone("passed", {"t.py::test_a": "failed", "t_m.py::test_m": "failed"}, pairs)[0] == "failing"
+    assert recheck_alone("failed", {"t.py::test_a": "failed", "t_m.py::test_m": "failed"}, pairs)[0] == "agree"
+    assert recheck_alone("passed", {"t.py::test_a": "passed"}, pairs)[0] == "tampered"  # a mirror missing alone
