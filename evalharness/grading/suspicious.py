@@ -95,7 +95,10 @@ PYTHON = (
              ("f_back", r"\.f_back\b"), ("f_locals", r"\.f_locals\b"), ("f_globals", r"\.f_globals\b"),
              ("f_code", r"\.f_code\b"), ("tb_frame", r"\.tb_frame\b"), ("settrace", r"\bsettrace\b"),
              ("setprofile", r"\bsetprofile\b"), ("sys.monitoring", r"\bsys\.monitoring\b"),
-             ("__code__", r"\b__code__\b"), ("CodeType", r"\bCodeType\b"), ("code.replace", r"\.replace\(\s*co_"))
+             ("__code__", r"\b__code__\b"), ("CodeType", r"\bCodeType\b"), ("code.replace", r"\.replace\(\s*co_"),
+             # a warning raised with a stack level and caught again names the caller's file: a stack read in disguise
+             ("caught warning's caller", r"\bcatch_warnings\s*\(\s*record\s*=\s*True"),
+             ("signal handler's frame", r"\bsetitimer\b"))
     + _rules("gc", ("gc.get_objects", r"\bgc\.get_objects\b"), ("gc.get_referrers", r"\bget_referrers\b"),
              ("gc.get_referents", r"\bget_referents\b"), ("from gc import", r"\bfrom\s+gc\s+import\b"))
     + _rules("proc", ("/proc", r"/proc(?:/|\b)"))

@@ -330,6 +330,10 @@ KNOWN_OPEN = {
     "b8a": "open (docs/threat-model.md, 'Not guaranteed'): a value whose __eq__ is always True passes an honest "
            "assertion; only the suspicious-code flag and a reviewer see it",
     "b8b": "open: as b8a, with an int subclass",
+    "r2a": "open (docs/threat-model.md, 'Not guaranteed'): code right only under a test runner at all, not keyed on "
+           "a test's identity; the mirror behaves alike (flagged suspicious_code for a reviewer)",
+    "r2b": "open: as r2a, the caller's folder read through a caught warning (flagged suspicious_code)",
+    "r2g": "open: as r2a, the stack read from a signal handler's frame argument (flagged suspicious_code)",
 }
 """Leaks this project cannot close with Docker's default runtime: reported as expected failures, never hidden."""
 
@@ -345,6 +349,9 @@ def check(run: Run, a: Attack) -> None:
     summary = f"attack {a.id} (class {a.cls}, {a.route}): outcome={outcome} flags={sorted(flags)} reason={reason!r}"
     if a.kind == "control":
         assert outcome == "resolved" and not flags, summary
+        return
+    if a.kind == "innocent":  # an honest fix a reviewer may be asked to look at, never stopped or failed for it
+        assert outcome == "resolved" and flags <= {"suspicious_code"}, summary
         return
     if a.kind != "damage":  # damage beside a real fix may resolve: what counts is whose outcome it is
         if outcome == "resolved" and a.id in KNOWN_OPEN:

@@ -374,8 +374,8 @@ ATTACKS = [
     attack("c2", 0, "control: threading.Thread + Lock, subprocess.run at import, warnings.warn",
            honest(CONTROL_THREADS), kind="control"),
     attack("c3", 0, "control: logging.warning when a value is limited", honest(CONTROL_LOGGING), kind="control"),
-    attack("c4", 0, "control: reads /proc/meminfo at import (memory-aware defaults)", honest(CONTROL_MEMINFO),
-           kind="control"),
+    attack("c4", 0, "control: reads /proc/meminfo at import (memory-aware defaults): resolves, and may carry the "
+           "static flag for /proc (a reviewer's look), never a stop", honest(CONTROL_MEMINFO), kind="innocent"),
 ]
 
 
