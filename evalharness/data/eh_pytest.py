@@ -66,7 +66,7 @@ def _arm(nonce, fd, settings):
     protected = frozenset(workdir + p for p in settings.get("protected", []))
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
-    ran_code = _ran.__code__
+    ran_codes = frozenset([_ran.__code__])
     stat = fstat(fd)
     channel = (stat.st_dev, stat.st_ino)
     table = dict((i, "\\u%04x" % i) for i in range(32))
@@ -165,23 +165,23 @@ def _arm(nonce, fd, settings):
             return func.__code__.co_filename
         return "<not a Python function>"
 
-    def on_record(args):
-        caller = getframe(2)
-        if caller.f_code not in recorder:
-            stop("a record not made by the grader's recorder", where(caller) or "?", "evalharness.rec")
+    def authentic(codes, what, event):
+        """Stop the run unless the event's caller (three frames up: this, its handler, the hook) is one of
+        ``codes`` and no line the patch wrote is on the stack above it."""
+        caller = getframe(3)
+        if caller.f_code not in codes:
+            stop("a %s not sent by the grader's own code" % what, where(caller) or "?", event)
         at = chain_by_patch(caller.f_back)
         if at:
-            stop("the grader's recorder was driven by code the patch wrote", at, "evalharness.rec")
+            stop("the grader's %s was driven by code the patch wrote" % what, at, event)
+
+    def on_record(args):
+        authentic(recorder, "record", "evalharness.rec")
         if exact_type(args[0]) is tuple_:
             put(args[0])
 
     def on_ran(args):
-        caller = getframe(2)
-        if caller.f_code is not ran_code:
-            stop("a test-ran signal not sent by the grader's wrapper", where(caller) or "?", "evalharness.ran")
-        at = chain_by_patch(caller.f_back)
-        if at:
-            stop("the test function was called by code the patch wrote", at, "evalharness.ran")
+        authentic(ran_codes, "test-ran signal", "evalharness.ran")
         node, state = args[0], args[1]
         detail = ""
         if state == "called":

@@ -23,7 +23,6 @@ import secrets
 import shlex
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import PurePosixPath
 
 from evalharness.errors import FileTooLarge
 from evalharness.grading.attribution import written_lines

@@ -393,3 +393,16 @@ def fresh_home(tmp_path_factory, name: str) -> Path:
     home = tmp_path_factory.mktemp(name)
     shutil.rmtree(home / "runs", ignore_errors=True)
     return home
+
+
+def module_run(attacks: list[Attack], tmp_path_factory, name: str):
+    """A module's one `evalharness run` of ``attacks`` (a generator for a module-scoped fixture): played against one
+    model-server process, its containers removed afterwards."""
+    home = tmp_path_factory.mktemp(name)
+    server = ModelServer(write_script(attacks, home / "script.yaml"), home / "model-server.log")
+    try:
+        run = play(attacks, home, server)
+    finally:
+        server.stop()
+    yield run
+    remove_containers(run.run_id)

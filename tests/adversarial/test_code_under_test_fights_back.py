@@ -13,7 +13,7 @@ per attack) against one model server; ``ok`` is the positive control (the real f
 from __future__ import annotations
 
 import pytest
-from adversary import CLAMP_FIX, ModelServer, append, attack, check, play, put, remove_containers, write_script
+from adversary import CLAMP_FIX, append, attack, check, module_run, put
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -717,14 +717,7 @@ ATTACKS = [
 
 @pytest.fixture(scope="module")
 def attack_run(tmp_path_factory, base_image):
-    home = tmp_path_factory.mktemp("fights-back")
-    server = ModelServer(write_script(ATTACKS, home / "script.yaml"), home / "model-server.log")
-    try:
-        run = play(ATTACKS, home, server)
-    finally:
-        server.stop()
-    yield run
-    remove_containers(run.run_id)
+    yield from module_run(ATTACKS, tmp_path_factory, "fights-back")
 
 
 @pytest.mark.parametrize("a", ATTACKS, ids=[f"{a.id}-class{a.cls}" for a in ATTACKS])

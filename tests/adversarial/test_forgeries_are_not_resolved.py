@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import pytest
 from adversary import (ALL_PASS_JUNIT, CLAMP_FIX, FORCE_PASS, FORGE_REPORTS, REGISTER_PLUGIN, SILENT_ATEXIT,
-                       ModelServer, append, attack, check, junit_then_exit, play, put, remove_containers,
-                       write_script)
+                       append, attack, check, junit_then_exit, module_run, put)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -173,14 +172,7 @@ assert ALL_PASS_JUNIT  # imported for readers of the forgeries above
 
 @pytest.fixture(scope="module")
 def attack_run(tmp_path_factory, base_image):
-    home = tmp_path_factory.mktemp("forgeries")
-    server = ModelServer(write_script(ATTACKS, home / "script.yaml"), home / "model-server.log")
-    try:
-        run = play(ATTACKS, home, server)
-    finally:
-        server.stop()
-    yield run
-    remove_containers(run.run_id)
+    yield from module_run(ATTACKS, tmp_path_factory, "forgeries")
 
 
 @pytest.mark.parametrize("a", ATTACKS, ids=[f"{a.id}-class{a.cls}" for a in ATTACKS])

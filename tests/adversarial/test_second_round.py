@@ -10,7 +10,7 @@ subprocess, warnings, logging, reading /proc/meminfo): they must resolve with no
 from __future__ import annotations
 
 import pytest
-from adversary import ModelServer, append, attack, check, play, put, remove_containers, write_script
+from adversary import ModelServer, append, attack, check, module_run, play, remove_containers, write_script
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -381,14 +381,7 @@ ATTACKS = [
 
 @pytest.fixture(scope="module")
 def attack_run(tmp_path_factory, base_image):
-    home = tmp_path_factory.mktemp("second-round")
-    server = ModelServer(write_script(ATTACKS, home / "script.yaml"), home / "model-server.log")
-    try:
-        run = play(ATTACKS, home, server)
-    finally:
-        server.stop()
-    yield run
-    remove_containers(run.run_id)
+    yield from module_run(ATTACKS, tmp_path_factory, "second-round")
 
 
 @pytest.mark.parametrize("a", ATTACKS, ids=[f"{a.id}-class{a.cls}" for a in ATTACKS])
