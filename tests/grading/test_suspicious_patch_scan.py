@@ -41,6 +41,8 @@ EXAMPLES = [
     ("for info in inspect.stack():", "inspect stack", "frames"),
     ("for f, _ in traceback.walk_stack(None):", "traceback stack", "frames"),
     ("up = frame.f_back", "f_back", "frames"),
+    ("with warnings.catch_warnings(record=True) as seen:", "caught warning's caller", "frames"),
+    ("signal.setitimer(signal.ITIMER_REAL, 0.001)", "signal handler's frame", "frames"),
     ("frame.f_locals['expected'] = got", "f_locals", "frames"),
     ("g = frame.f_globals", "f_globals", "frames"),
     ("name = frame.f_code.co_name", "f_code", "frames"),
