@@ -72,6 +72,7 @@ def _arm(nonce, fd, settings):
     table = dict((i, "\\u%04x" % i) for i in range(32))
     table[34], table[92] = '\\"', "\\\\"
     busy, seq, noted = [False], [0], {}
+    pending, size, flush_kinds = [], [0], frozenset(["end", "exit", "guard", "start"])
 
     def enc(value, depth=0):
         kind = exact_type(value)
@@ -85,15 +86,27 @@ def _arm(nonce, fd, settings):
             return "[" + ",".join([enc(v, depth + 1) for v in value]) + "]"
         return '"<not plain data>"'
 
-    def put(pairs):
+    def put(pairs, now=False):
+        """One record into the buffer; the buffer goes down the pipe when it holds 64 KiB, and at once for a record
+        of the session's end, of the guard, or any after pytest returned (``now``)."""
         parts = ['"n":"' + nonce + '"', '"s":%d' % seq[0]]
         for pair in pairs:
             if exact_type(pair) is tuple_ and length(pair) == 2:
                 parts.append(enc(pair[0]) + ":" + enc(pair[1]))
+                if pair[0] == "t" and pair[1] in flush_kinds:
+                    now = True
         seq[0] += 1
-        data = ("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace")
-        now = fstat(fd)
-        if (now.st_dev, now.st_ino) != channel:  # the descriptor was swapped: nothing more can be said
+        pending.append(("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace"))
+        size[0] += length(pending[-1])
+        if now or size[0] >= 65536:
+            flush()
+
+    def flush():
+        data = b"".join(pending)
+        del pending[:]
+        size[0] = 0
+        stat = fstat(fd)
+        if (stat.st_dev, stat.st_ino) != channel:  # the descriptor was swapped: nothing more can be said
             exit_(stopped_code)
         while data:
             data = data[write(fd, data):]
@@ -131,7 +144,7 @@ def _arm(nonce, fd, settings):
         return ""
 
     def stop(why, at, event):
-        put((("t", "guard"), ("action", "stopped"), ("event", event), ("why", why), ("at", at)))
+        put((("t", "guard"), ("action", "stopped"), ("event", event), ("why", why), ("at", at)), True)
         exit_(stopped_code)
 
     def note(key, why, at, event=""):
@@ -181,15 +194,12 @@ def _arm(nonce, fd, settings):
             put(args[0])
 
     def on_ran(args):
+        """(test id, "returned" | "raised", the function that ran[, what it raised]): one signal per call, at its end."""
         authentic(ran_codes, "test-ran signal", "evalharness.ran")
         node, state = args[0], args[1]
-        detail = ""
-        if state == "called":
-            detail = code_file(args[2])
-        elif state == "raised":
-            detail = name_of(exact_type(args[2]))
-        put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state), ("detail", detail),
-             ("name", code_name(args[2]) if state == "called" else "")))
+        raised = name_of(exact_type(args[3])) if state == "raised" and length(args) > 3 else ""
+        put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state),
+             ("file", code_file(args[2])), ("name", code_name(args[2])), ("raised", raised)))
 
     def on_other(event, args):
         frame = getframe(2)
@@ -316,14 +326,13 @@ class _Probe(object):
 def _ran(_eh_orig=None, _eh_id=None, _eh_audit=None, _eh_base=None, **kwargs):
     """Stands in for a test function while its call phase runs (a fresh function per test, its
     arguments bound as defaults: replacing them is an audited event). Tells the hook the test's own
-    code was called, then whether it returned or raised."""
-    _eh_audit("evalharness.ran", _eh_id, "called", _eh_orig)
+    code ran, and whether it returned or raised (one signal, at the end)."""
     try:
         value = _eh_orig(**kwargs)
     except _eh_base as e:
-        _eh_audit("evalharness.ran", _eh_id, "raised", e)
+        _eh_audit("evalharness.ran", _eh_id, "raised", _eh_orig, e)
         raise
-    _eh_audit("evalharness.ran", _eh_id, "returned")
+    _eh_audit("evalharness.ran", _eh_id, "returned", _eh_orig)
     return value
 
 
@@ -389,13 +398,12 @@ def _legacy_channel(nonce, fd):
         if event == "evalharness.rec":
             record = dict(args[0])
         elif event == "evalharness.ran":
-            detail = ""
-            if args[1] == "called":
-                target = getattr(args[2], "__func__", args[2])
-                detail = getattr(getattr(target, "__code__", None), "co_filename", "<not a Python function>")
-            elif args[1] == "raised":
-                detail = type(args[2]).__name__
-            record = {"t": "ran", "id": args[0], "state": args[1], "detail": detail}
+            target = getattr(args[2], "__func__", args[2])
+            code = getattr(target, "__code__", None)
+            record = {"t": "ran", "id": args[0], "state": args[1],
+                      "file": getattr(code, "co_filename", "<not a Python function>"),
+                      "name": getattr(code, "co_name", ""),
+                      "raised": type(args[3]).__name__ if args[1] == "raised" and len(args) > 3 else ""}
         else:
             return
         record["n"], record["s"] = nonce, seq[0]
@@ -435,7 +443,7 @@ def _makereport(item, call, _audit=sys.audit if hasattr(sys, "audit") else None,
         ("t", "made"), ("id", str(report.nodeid)), ("when", str(report.when)), ("outcome", str(report.outcome)),
         ("raised", None if raised is None else str(raised)), ("raised_msg", message), ("markers", markers),
         ("wasxfail", None if getattr(report, "wasxfail", None) is None else str(report.wasxfail)),
-        ("item", "%s.%s" % (kind.__module__, kind.__name__)), ("plain", kind is _plain),
+        ("item", "" if kind is _plain else "%s.%s" % (kind.__module__, kind.__name__)), ("plain", kind is _plain),
         ("wrapped", getattr(item, "_eh_wrapped", False) is True),
         ("runtest_file", runtest_code.co_filename if runtest_code is not None else "<not a Python function>")))
 

@@ -216,17 +216,17 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
             continue
         signals = ran.get(test_id, [])
         states = [s.get("state") for s in signals]
-        called = [s.get("detail", "") for s in signals if s.get("state") == "called"]
-        names = [s.get("name") for s in signals if s.get("state") == "called" and "name" in s]
+        files = [s.get("file", s.get("detail", "")) for s in signals]
+        names = [s.get("name") for s in signals if "name" in s]
         test_file = workdir.rstrip("/") + "/" + test_id.split("::", 1)[0]
         function = test_id.split("::")[-1].split("[", 1)[0]
         if "raised" in states:
-            raised = next(s.get("detail") for s in signals if s.get("state") == "raised")
+            raised = next(s.get("raised") or s.get("detail") for s in signals if s.get("state") == "raised")
             out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
         elif "returned" not in states:
             out.append(f"{test_id} was reported passed, but its test function never ran to its end")
-        elif not called or any(c != test_file for c in called):
-            out.append(f"{test_id} ran code from {called[0] if called else 'nowhere'}, not from its test file")
+        elif any(f != test_file for f in files):
+            out.append(f"{test_id} ran code from {next(f for f in files if f != test_file)}, not from its test file")
         elif any(n != function for n in names):
             out.append(f"{test_id} ran the test function {names[0]}, not {function}")
     return out[:5]

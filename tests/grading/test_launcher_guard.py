@@ -80,7 +80,8 @@ def test_an_honest_fix_runs_clean_and_every_record_is_the_hooks(tmp_path):
     assert code == 0, out
     assert all(r["n"] == NONCE for r in records) and [r["s"] for r in records] == list(range(len(records)))
     ran = [r for r in records if r["t"] == "ran" and r["id"] == F2P]
-    assert [r["state"] for r in ran] == ["called", "returned"] and ran[0]["detail"].endswith("/tests/test_calc.py")
+    assert [r["state"] for r in ran] == ["returned"] and ran[0]["file"].endswith("/tests/test_calc.py")
+    assert ran[0]["name"] == "test_high"
     assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
 
 

@@ -448,8 +448,8 @@ def test_a_stopped_guard_record_or_its_exit_status_is_tampering_even_with_clean_
 
 def _watched(test_id, states, item="_pytest.python.Function", wrapped=True, detail="/testbed/tests/test_calc.py",
              runtest="/opt/venv/lib/python3.11/site-packages/_pytest/python.py"):
-    ran = [{"t": "ran", "id": test_id, "state": s, "detail": detail if s == "called" else "AssertionError"}
-           for s in states]
+    ran = [{"t": "ran", "id": test_id, "state": s, "file": detail, "name": test_id.split("::")[-1],
+            "raised": "AssertionError" if s == "raised" else ""} for s in states if s != "called"]
     out = []
     for when in ("setup", "call", "teardown"):
         made, logged = phase(test_id, when)
@@ -469,7 +469,7 @@ def test_a_watched_test_that_ran_and_returned_resolves():
 
 
 @pytest.mark.parametrize("states, why", [([], "never ran"), (["called"], "never ran"),
-                                          (["called", "raised"], "raised"), (["called", "raised", "returned"], "raised")])
+                                          (["raised"], "raised"), (["raised", "returned"], "raised")])
 def test_a_passed_report_whose_test_function_did_not_return_is_tampering(states, why):
     v = _watched_run(states)
     assert v.outcome is Outcome.TAMPERED and why in v.reason, v.reason
@@ -508,7 +508,7 @@ def test_a_watched_test_that_ran_another_test_function_is_tampering():
     body = [{"t": "start"}, {"t": "collected", "count": 2}, *_watched(F2P, ["called", "returned"]), *passing(P2P),
             {"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
     for r in body:
-        if r.get("t") == "ran" and r.get("state") == "called":
+        if r.get("t") == "ran":
             r["name"] = "test_inside"
     v = _decide(_raw(body))
     assert v.outcome is Outcome.TAMPERED and "ran the test function test_inside" in v.reason, v.reason
