@@ -197,9 +197,10 @@ def _arm(nonce, fd, settings):
         """(test id, "returned" | "raised", the function that ran[, what it raised]): one signal per call, at its end."""
         authentic(ran_codes, "test-ran signal", "evalharness.ran")
         node, state = args[0], args[1]
-        raised = name_of(exact_type(args[3])) if state == "raised" and length(args) > 3 else ""
+        raised = name_of(exact_type(args[4])) if state == "raised" and length(args) > 4 else ""
         put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state),
-             ("file", code_file(args[2])), ("name", code_name(args[2])), ("raised", raised)))
+             ("file", code_file(args[2])), ("name", code_name(args[2])), ("inner_file", code_file(args[3])),
+             ("inner_name", code_name(args[3])), ("raised", raised)))
 
     def on_other(event, args):
         frame = getframe(2)
@@ -323,16 +324,16 @@ class _Probe(object):
         return None
 
 
-def _ran(_eh_orig=None, _eh_id=None, _eh_audit=None, _eh_base=None, **kwargs):
+def _ran(_eh_orig=None, _eh_id=None, _eh_audit=None, _eh_base=None, _eh_inner=None, **kwargs):
     """Stands in for a test function while its call phase runs (a fresh function per test, its
     arguments bound as defaults: replacing them is an audited event). Tells the hook the test's own
     code ran, and whether it returned or raised (one signal, at the end)."""
     try:
         value = _eh_orig(**kwargs)
     except _eh_base as e:
-        _eh_audit("evalharness.ran", _eh_id, "raised", _eh_orig, e)
+        _eh_audit("evalharness.ran", _eh_id, "raised", _eh_orig, _eh_inner, e)
         raise
-    _eh_audit("evalharness.ran", _eh_id, "returned", _eh_orig)
+    _eh_audit("evalharness.ran", _eh_id, "returned", _eh_orig, _eh_inner)
     return value
 
 
@@ -403,7 +404,9 @@ def _legacy_channel(nonce, fd):
             record = {"t": "ran", "id": args[0], "state": args[1],
                       "file": getattr(code, "co_filename", "<not a Python function>"),
                       "name": getattr(code, "co_name", ""),
-                      "raised": type(args[3]).__name__ if args[1] == "raised" and len(args) > 3 else ""}
+                      "raised": type(args[4]).__name__ if args[1] == "raised" and len(args) > 4 else ""}
+            inner = getattr(getattr(args[3], "__func__", args[3]), "__code__", None)
+            record.update(inner_file=getattr(inner, "co_filename", ""), inner_name=getattr(inner, "co_name", ""))
         else:
             return
         record["n"], record["s"] = nonce, seq[0]
@@ -475,8 +478,14 @@ def _runtest_call(item, _audit=sys.audit if hasattr(sys, "audit") else None, _fu
         target = obj.__func__ if type(obj) is _method else obj
         if type(target) is _function and not (target.__code__.co_flags & 0x2a0):  # not a coroutine or generator
             original = obj
+            inner = target  # a decorated test (functools.wraps): the function it wraps, for the verdict
+            for _ in range(10):
+                wrapped = getattr(inner, "__wrapped__", None)
+                if type(wrapped) is not _function:
+                    break
+                inner = wrapped
             item.obj = _function(_ran.__code__, {"__builtins__": {}}, "_ran",
-                                 (obj, str(item.nodeid), _audit or sys.audit, _base))
+                                 (obj, str(item.nodeid), _audit or sys.audit, _base, inner))
             item._eh_wrapped = True
     yield
     if original is not None:

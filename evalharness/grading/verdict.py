@@ -99,7 +99,7 @@ def _decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, c
     problems += sequence_problems(records)
     made, logged = _one_per_phase(by_type, "made", problems), _one_per_phase(by_type, "report", problems)
     problems += _integrity(by_type)
-    problems += _ran_problems(task, made, by_type, workdir)
+    problems += _ran_problems(task, made, by_type, workdir, patched_files)
     problems += _runtest_problems(made, patched_files, workdir)
     problems += _exit_while_collecting(by_type)
     problems += _foreign_hooks(by_type, patched_files, workdir)
@@ -200,7 +200,8 @@ def _one_per_phase(by_type: dict[str, list[dict]], kind: str, problems: list[str
     return out
 
 
-def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], workdir: str) -> list[str]:
+def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], workdir: str,
+                  patched_files: set[str] = frozenset()) -> list[str]:
     """A test of the kind the launcher wraps that pytest reports as passed must have had its own code
     called and return: the wrapper's signals say so, from outside anything the code under test can replace."""
     ran: dict[str, list[dict]] = {}
@@ -216,8 +217,6 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
             continue
         signals = ran.get(test_id, [])
         states = [s.get("state") for s in signals]
-        files = [s.get("file", s.get("detail", "")) for s in signals]
-        names = [s.get("name") for s in signals if "name" in s]
         test_file = workdir.rstrip("/") + "/" + test_id.split("::", 1)[0]
         function = test_id.split("::")[-1].split("[", 1)[0]
         if "raised" in states:
@@ -225,11 +224,29 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
             out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
         elif "returned" not in states:
             out.append(f"{test_id} was reported passed, but its test function never ran to its end")
-        elif any(f != test_file for f in files):
-            out.append(f"{test_id} ran code from {next(f for f in files if f != test_file)}, not from its test file")
-        elif any(n != function for n in names):
-            out.append(f"{test_id} ran the test function {names[0]}, not {function}")
+        else:
+            wrong = [w for w in (_wrong_function(s, test_file, function, patched_files, workdir) for s in signals) if w]
+            if wrong:
+                out.append(f"{test_id} {wrong[0]}")
     return out[:5]
+
+
+def _wrong_function(signal: dict, test_file: str, function: str, patched_files: set[str], workdir: str) -> str:
+    """What is wrong with the function a test-ran signal names ('' when nothing): it must be the test file's
+    function of that name, or a decorator's wrapper from code the patch did not write (in the work tree or an
+    installed package, not a file made at run time) around it (``__wrapped__``)."""
+    file, name = signal.get("file", signal.get("detail", "")), signal.get("name", function)
+    if file == test_file:
+        return "" if name == function else f"ran the test function {name}, not {function}"
+    inner_file, inner_name = signal.get("inner_file", ""), signal.get("inner_name", "")
+    prefix = workdir.rstrip("/") + "/"
+    installed = "/site-packages/" in file or "/dist-packages/" in file or "/lib/python" in file
+    ours = file.startswith(prefix) and file[len(prefix):] not in patched_files
+    if inner_file == test_file and inner_name == function and (installed or ours):
+        return ""
+    if inner_file == test_file and inner_name == function:
+        return f"ran its test function through a wrapper from {file}, code the patch wrote or made at run time"
+    return f"ran code from {file}, not from its test file"
 
 
 def _runtest_problems(made: dict, patched_files: set[str], workdir: str) -> list[str]:

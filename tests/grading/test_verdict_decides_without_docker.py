@@ -529,3 +529,16 @@ def test_a_timeout_is_a_run_that_lasted_its_limit_not_an_exit_status_the_code_ca
     assert _timed_out(124, 60, 60) and _timed_out(137, 65, 60) and _timed_out(124, 59, 60)
     assert not _timed_out(124, 0, 60)  # os._exit(124) from the code under test after 0.08 s
     assert not _timed_out(1, 60, 60)
+
+
+@pytest.mark.parametrize("wrapper, ok", [("/testbed/pylint/testutils/decorator.py", True),
+                                         ("/opt/venv/lib/python3.11/site-packages/pkg/deco.py", True),
+                                         ("/testbed/calc/evil.py", False), ("/tmp/x/tests/test_calc.py", False)])
+def test_a_decorated_test_runs_through_a_wrapper_the_patch_did_not_write(wrapper, ok):
+    body = [{"t": "start"}, {"t": "collected", "count": 2}, *_watched(F2P, ["returned"], detail=wrapper), *passing(P2P),
+            {"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
+    for r in body:
+        if r.get("t") == "ran":
+            r.update(name="wrapper", inner_file="/testbed/tests/test_calc.py", inner_name="test_high")
+    v = _decide(_raw(body), patched={"calc/evil.py"})
+    assert (v.outcome is Outcome.RESOLVED) is ok, v.reason
