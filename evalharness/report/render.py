@@ -101,8 +101,8 @@ def suspicious_notes(report: dict[str, Any]) -> list[str]:
     if not missing:
         return []
     more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-    return [f"no quoted line could be read for {len(missing)} trial(s) flagged suspicious_code (trial folder or "
-            f"result.json missing): {', '.join(missing[:3])}{more}"]
+    return [f"no quoted patch line for {len(missing)} trial(s) flagged suspicious_code: the flag came from what the "
+            f"run's guard noted (the trial's evidence), or the trial folder is missing: {', '.join(missing[:3])}{more}"]
 
 
 def suspicious_markdown(report: dict[str, Any]) -> list[str]:

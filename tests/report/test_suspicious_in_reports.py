@@ -86,8 +86,8 @@ def test_markdown_quotes_each_line_as_code_with_its_path_and_line(runs_dir):
     assert f"| {SUSPICIOUS} | src/t1.py:6 | frames: sys._getframe | {quoted} |" in md
     assert f"| {SUSPICIOUS} | src/t1.py:7 | frames: f_locals | ``return frame.f_locals['expected']`` |" not in md
     assert "`return frame.f_locals['expected']`" in md
-    assert "no quoted line could be read for 1 trial(s) flagged suspicious_code" in md
-    assert "both/toy/t2/a/m/seed-0" in md.split("no quoted line could be read")[1]
+    assert "no quoted patch line for 1 trial(s) flagged suspicious_code" in md
+    assert "both/toy/t2/a/m/seed-0" in md.split("no quoted patch line")[1]
 
 
 def test_the_table_shows_the_lines(runs_dir):
