@@ -19,7 +19,8 @@ def test_regrade_agrees_then_catches_a_changed_verdict(tmp_path, base_image):
     records = next((tmp_path / "runs" / run_id).glob("tinypack/tiny-clamp/oracle/none/seed-0/results.jsonl"))
     original = records.read_bytes()
     # the stored records now report a different test: the required one is missing
-    records.write_bytes(original.replace(b"::test_clamp_high_edge", b"::test_renamed"))
+    records.write_bytes(original.replace(b"::test_clamp_high_edge", b"::test_renamed")
+                        .replace(b'"name":"test_clamp_high_edge"', b'"name":"test_renamed"'))
     changed = run_cli("grade", run_id, cwd=tmp_path, check=False)
     assert changed.returncode == 1
     assert "tinypack/tiny-clamp/oracle/none/seed-0: resolved -> unresolved" in changed.stdout

@@ -218,7 +218,7 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
         signals = ran.get(test_id, [])
         states = [s.get("state") for s in signals]
         test_file = workdir.rstrip("/") + "/" + test_id.split("::", 1)[0]
-        function = test_id.split("::")[-1].split("[", 1)[0]
+        function = test_id.split("[", 1)[0].split("::")[-1]  # params may hold "::" (an IPv6 address)
         if "raised" in states:
             raised = next(s.get("raised") or s.get("detail") for s in signals if s.get("state") == "raised")
             out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
