@@ -49,7 +49,7 @@ _WATCH = frozenset(list(_HARD) + list(_SOFT) + ["evalharness.rec", "evalharness.
 
 def _arm(nonce, fd, settings):
     """Install the audit hook. It keeps the nonce and the channel in its closure; nothing returns."""
-    write, fstat, getframe, exit_, audit, lstat = os.write, os.fstat, sys._getframe, os._exit, sys.audit, os.lstat
+    write, fstat, getframe, exit_, lstat = os.write, os.fstat, sys._getframe, os._exit, os.lstat
     exact_type, function_type, method_type = type, type(_arm), type(_Probe().method)
     translate = str.translate
     # everything the hook uses is held here: a module global or a builtin it looked up at event time could be
@@ -302,7 +302,6 @@ def _arm(nonce, fd, settings):
             busy[0] = False
 
     sys.addaudithook(hook)
-    audit("evalharness.armed")
 
 
 def _process_internals(path, _len=len):
@@ -354,7 +353,7 @@ def _main():
     settings["runner_dir"] = _runner_dir(workdir)
     if hasattr(sys, "addaudithook"):
         _arm(settings.pop("nonce"), 3, settings)
-    else:  # Python < 3.8: no audit hooks; the verdict sees no 'armed' record and says so
+    else:  # Python < 3.8: no audit hooks; the start record says guarded: false
         _legacy_channel(settings.pop("nonce"), 3)
     settings.pop("written", None)
 

@@ -308,7 +308,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     limit = spec.timeouts.tests_s
     # the tests run in the image's own environment (its PATH, its LANG); the grader's git gets its own
     git_env = " ".join(f"{k}={v}" for k, v in env.items() if k not in ("EH_ATTRIBUTES", "EH_BASE_OBJECTS"))
-    run_env = {"EH_GITENV": git_env, "EH_BUNDLE": "1" if bundle is not None else "", "EH_CANARY": canaries.path if canaries else "", "EH_RUN": "1" if args is not None else "",
+    run_env = {"EH_GITENV": git_env, "EH_BUNDLE": "1" if bundle is not None else "",
+               "EH_CANARY": canaries.path if canaries else "", "EH_RUN": "1" if args is not None else "",
                "EH_LIMIT": f"{limit:g}", "EH_LAUNCHER": LAUNCHER, "EH_MAX_RESULTS": str(MAX_RESULTS_BYTES),
                "EH_HALF": str(OUTPUT_HEAD_TAIL // 2)}
     script = _TREE_SCRIPT + (_RUN_SCRIPT if args is not None else "")
@@ -437,15 +438,7 @@ def _judge_guarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
                    canaries: Canaries | None, nonce: str, patched: set[str], mirrors: MirrorPlan | None
                    ) -> GradeResult:
     """Read the framed report of the run (header, capped records, output head and tail) and decide."""
-    header, _, rest = out.partition(b"\n")
-    fields = header.split()
-    if len(fields) != 5 or fields[0] != b"EH":
-        from evalharness.errors import SandboxError
-
-        raise SandboxError(f"the guarded test run did not report back: {out[-300:]!r}")
-    exit_code, results_size, _, took = (int(f) for f in fields[1:])
-    kept = min(results_size, MAX_RESULTS_BYTES)
-    records, output = rest[:kept], rest[kept:]
+    exit_code, results_size, took, records, output = _framed(out)
     limit = spec.timeouts.tests_s
     result.test_exit_code, result.nonce, result.workdir = exit_code, nonce, sandbox.workdir
     result.canaries = list(canaries.ids) if canaries else []
@@ -516,15 +509,26 @@ def _run_alone(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, node: str, args
     code, out, _ = sandbox.exec_bytes([*_env_argv(run_env), "sh", "-c", 'x=$1 work=$2\n' + _RUN_SCRIPT, "sh", x,
                                        sandbox.workdir], timeout=300 + spec.timeouts.tests_s,
                                       max_bytes=MAX_RESULTS_BYTES + OUTPUT_HEAD_TAIL + 4096)
-    header, _, rest = out.partition(b"\n")
-    fields = header.split()
-    if code != 0 or len(fields) != 5 or fields[0] != b"EH":
+    if code != 0:
         from evalharness.errors import SandboxError
 
         raise SandboxError(f"a mirror's lone run did not report back: {out[-300:]!r}")
-    exit_code, size = int(fields[1]), min(int(fields[2]), MAX_RESULTS_BYTES)
-    return decide_guarded(lone, rest[:size], nonce, exit_code=exit_code, canaries=None, patched_files=patched,
+    exit_code, _, _, records, _ = _framed(out)
+    return decide_guarded(lone, records, nonce, exit_code=exit_code, canaries=None, patched_files=patched,
                           workdir=sandbox.workdir, patch_applied=True)
+
+
+def _framed(out: bytes) -> tuple[int, int, int, bytes, bytes]:
+    """``_RUN_SCRIPT``'s report: (exit code, results size, seconds taken, the capped records, the output)."""
+    header, _, rest = out.partition(b"\n")
+    fields = header.split()
+    if len(fields) != 5 or fields[0] != b"EH":
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the guarded test run did not report back: {out[-300:]!r}")
+    exit_code, results_size, _, took = (int(f) for f in fields[1:])
+    kept = min(results_size, MAX_RESULTS_BYTES)
+    return exit_code, results_size, took, rest[:kept], rest[kept:]
 
 
 def _timed_out(exit_code: int, took: float, limit: float) -> bool:

@@ -99,7 +99,7 @@ def _decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, c
     problems += sequence_problems(records)
     made, logged = _one_per_phase(by_type, "made", problems), _one_per_phase(by_type, "report", problems)
     problems += _integrity(by_type)
-    problems += _ran_problems(task, made, by_type, workdir, patched_files)
+    problems += _ran_problems(made, by_type, workdir, patched_files)
     problems += _runtest_problems(made, patched_files, workdir)
     problems += _exit_while_collecting(by_type)
     problems += _foreign_hooks(by_type, patched_files, workdir)
@@ -200,8 +200,7 @@ def _one_per_phase(by_type: dict[str, list[dict]], kind: str, problems: list[str
     return out
 
 
-def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], workdir: str,
-                  patched_files: set[str] = frozenset()) -> list[str]:
+def _ran_problems(made: dict, by_type: dict[str, list[dict]], workdir: str, patched_files: set[str]) -> list[str]:
     """A test of the kind the launcher wraps that pytest reports as passed must have had its own code
     called and return: the wrapper's signals say so, from outside anything the code under test can replace."""
     ran: dict[str, list[dict]] = {}
@@ -209,8 +208,7 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
         ran.setdefault(r["id"], []).append(r)
     out = []
     for (test_id, when), r in made.items():
-        plain = r.get("plain") if "plain" in r else r.get("item") == "_pytest.python.Function"
-        if when != "call" or r.get("outcome") != "passed" or plain is not True:
+        if when != "call" or r.get("outcome") != "passed" or r.get("plain") is not True:
             continue
         if not r.get("wrapped"):
             out.append(f"{test_id} passed, but its test function was not a plain function the grader could watch")
@@ -220,7 +218,7 @@ def _ran_problems(task: TaskSpec, made: dict, by_type: dict[str, list[dict]], wo
         test_file = workdir.rstrip("/") + "/" + test_id.split("::", 1)[0]
         function = test_id.split("[", 1)[0].split("::")[-1]  # params may hold "::" (an IPv6 address)
         if "raised" in states:
-            raised = next(s.get("raised") or s.get("detail") for s in signals if s.get("state") == "raised")
+            raised = next(s.get("raised") for s in signals if s.get("state") == "raised")
             out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
         elif "returned" not in states:
             out.append(f"{test_id} was reported passed, but its test function never ran to its end")
@@ -235,7 +233,7 @@ def _wrong_function(signal: dict, test_file: str, function: str, patched_files: 
     """What is wrong with the function a test-ran signal names ('' when nothing): it must be the test file's
     function of that name, or a decorator's wrapper from code the patch did not write (in the work tree or an
     installed package, not a file made at run time) around it (``__wrapped__``)."""
-    file, name = signal.get("file", signal.get("detail", "")), signal.get("name", function)
+    file, name = signal.get("file", ""), signal.get("name", "")
     if file == test_file:
         return "" if name == function else f"ran the test function {name}, not {function}"
     inner_file, inner_name = signal.get("inner_file", ""), signal.get("inner_name", "")

@@ -18,8 +18,8 @@ import subprocess
 import time
 
 import pytest
-from adversary import (EVALHARNESS, FORCE_PASS, TINYPACK, ModelServer, attack, cli, cli_env, containers_of, play,
-                       put, remove_containers, write_script)
+from adversary import (EVALHARNESS, FORCE_PASS, TINYPACK, ModelServer, attack, cli, cli_env, containers_of,
+                       module_run, put, remove_containers, write_script)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -34,14 +34,7 @@ FLAG_WORDS = ("touched_config", "touched_tests", "tampered", "flag")
 
 @pytest.fixture(scope="module")
 def flagged_run(tmp_path_factory, base_image):
-    home = tmp_path_factory.mktemp("flags")
-    server = ModelServer(write_script(FLAGGED, home / "script.yaml"), home / "model-server.log")
-    try:
-        run = play(FLAGGED, home, server)
-    finally:
-        server.stop()
-    yield run
-    remove_containers(run.run_id)
+    yield from module_run(FLAGGED, tmp_path_factory, "flags")
 
 
 def test_9_flags_are_in_the_console_summary(flagged_run):

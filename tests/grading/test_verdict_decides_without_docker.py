@@ -453,7 +453,8 @@ def _watched(test_id, states, item="_pytest.python.Function", wrapped=True, deta
     out = []
     for when in ("setup", "call", "teardown"):
         made, logged = phase(test_id, when)
-        made.update(item=item, wrapped=wrapped and when != "setup", runtest_file=runtest)
+        made.update(item=item, plain=item == "_pytest.python.Function", wrapped=wrapped and when != "setup",
+                    runtest_file=runtest)
         out += (ran if when == "call" else []) + [made, logged]
     return out
 
