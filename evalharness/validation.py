@@ -9,6 +9,8 @@ listed test must pass every time). The verdict (``decide``, pure) is one of:
 - ``no_recipe``: the task has no environment recipe (the reason says why);
 - ``gold_does_not_apply``: the gold patch or test patch does not apply to the base;
 - ``flaky``: a listed test changed status between gold runs (per-test pass rates kept);
+- ``incomplete``: a run stopped part-way (timed out, or the engine failed under it): it shows neither that
+  the FAIL_TO_PASS tests fail at base nor that the gold patch fails, so nothing is decided from it;
 - ``gold_fails``: the gold patch does not resolve (the failing tests are named);
 - ``empty_passes``: a FAIL_TO_PASS test passes without any fix (named);
 - ``infra_error``: the engine failed; not the task's fault, validate again.
@@ -35,8 +37,18 @@ from evalharness.packs import Pack
 from evalharness.types import Outcome, TaskSpec
 
 VALIDATION_DIR = "validation"
-VERDICTS = ("ok", "env_build_failed", "no_recipe", "gold_does_not_apply", "flaky", "gold_fails", "empty_passes",
-            "infra_error")
+VERDICTS = ("ok", "env_build_failed", "no_recipe", "gold_does_not_apply", "incomplete", "flaky", "gold_fails",
+            "empty_passes", "infra_error")
+NOT_RETRIED = (Outcome.PATCH_APPLY_FAILED.value, Outcome.TASK_ERROR.value)
+"""Run outcomes a second run would repeat: a patch that does not apply."""
+RETRIED = ("infra_error", "incomplete")
+"""Verdicts a later validation runs again (a current report with another verdict is kept)."""
+COMPLETE = (Outcome.RESOLVED.value, Outcome.UNRESOLVED.value)
+"""The outcomes of a run whose session ended and whose results were read: the only runs whose per-test statuses
+are evidence for discovery. A run that timed out, crashed, was judged tampered or reported no tests is not."""
+STOPPED_PART_WAY = (Outcome.TESTS_TIMED_OUT.value, Outcome.SANDBOX_ERROR.value, Outcome.INFRA_ERROR.value)
+"""Outcomes of a run that stopped for a reason outside the tests: validation (lists known) decides nothing from
+it. A run whose tests crash or do not start is evidence there: every FAIL_TO_PASS test failed to pass."""
 PASSING = ("passed", "xfail")
 SCHEMA = 1
 Log = Callable[[str], None]
@@ -54,6 +66,29 @@ class Run:
     """The end of the test command's output (what a reader needs to see why a run failed)."""
     all_tests: dict[str, str] = field(default_factory=dict)
     """Every test the run reported, listed or not (discovery reads it)."""
+    retried_after: str = ""
+    """The outcome of the run this one replaced (it stopped part-way), or ''."""
+
+
+def complete(run: Run) -> bool:
+    """Is ``run`` evidence about every test it ran (its session ended and its results were read)?"""
+    return run.outcome in COMPLETE
+
+
+def finished(run: Run) -> bool:
+    """Did ``run`` end for a reason of the tests' own (not a timeout or an engine failure)?"""
+    return run.outcome not in STOPPED_PART_WAY
+
+
+def incomplete_reason(runs: dict[str, list[Run]], evidence: Callable[[Run], bool] = complete) -> str | None:
+    """Why some of ``runs`` (by side: base/empty, gold) are no evidence, or None when all are (pure)."""
+    bad = [(side, i, r) for side, rs in runs.items() for i, r in enumerate(rs) if not evidence(r)]
+    if not bad:
+        return None
+    side, i, run = bad[0]
+    total = sum(len(rs) for rs in runs.values())
+    return (f"{len(bad)} of {total} run(s) did not complete, so none of their test statuses are evidence: "
+            f"{side} run {i + 1} ended {run.outcome}" + (f" ({run.reason})" if run.reason else ""))
 
 
 @dataclass
@@ -79,6 +114,11 @@ def decide(task: TaskSpec, empty: Run | None, gold: list[Run]) -> Verdict:
     if any(r.outcome == Outcome.TASK_ERROR.value for r in [*gold, *([empty] if empty else [])]):
         reason = next(r.reason for r in [*gold, *([empty] if empty else [])] if r.outcome == Outcome.TASK_ERROR.value)
         return Verdict("gold_does_not_apply", reason, tests)
+    if empty is None:
+        return Verdict("gold_fails", "no empty-patch run", tests)
+    unfinished = incomplete_reason({"empty-patch": [empty], "gold": gold}, finished)
+    if unfinished:
+        return Verdict("incomplete", unfinished, tests)
     flaky = {n: t["gold_pass_rate"] for n, t in tests.items() if t["gold_pass_rate"] not in (None, 0.0, 1.0)}
     if flaky:
         shown = ", ".join(f"{n} ({rate:.0%})" for n, rate in sorted(flaky.items())[:5])
@@ -91,8 +131,6 @@ def decide(task: TaskSpec, empty: Run | None, gold: list[Run]) -> Verdict:
         return Verdict("gold_fails", f"the gold patch does not resolve ({what})" + (f"; not passing: {names}"
                                                                                       if failing else ""), tests)
     passing_at_base = sorted(n for n in f2p if tests[n]["base"] in PASSING)
-    if empty is None:
-        return Verdict("gold_fails", "no empty-patch run", tests)
     if passing_at_base:
         names = ", ".join(passing_at_base[:5]) + (f" and {len(passing_at_base) - 5} more"
                                                   if len(passing_at_base) > 5 else "")
@@ -112,8 +150,9 @@ class Lists:
     broken_by_gold: list[str] = field(default_factory=list)
     """Tests that pass at base on every run and fail with the gold patch on every run (left out)."""
     verdict: str = "ok"
-    """``ok``, or why no task can be made: ``no_tests_ran``, ``gold_fails_everything`` (no test passes with the
-    gold patch), ``nothing_fails_at_base`` (no test goes from failing to passing)."""
+    """``ok``, or why no task can be made: ``no_tests_ran``, ``incomplete_run`` (a run timed out, crashed or
+    stopped part-way: no per-test evidence), ``gold_fails_everything`` (no test passes with the gold patch),
+    ``nothing_fails_at_base`` (no test goes from failing to passing)."""
     reason: str = ""
 
 
@@ -123,9 +162,14 @@ def discover(base: list[Run], gold: list[Run]) -> Lists:
     FAIL_TO_PASS: passes on every gold run and on no base run (failed, errored, an expected failure, or absent
     at base, as a test the test patch adds is). PASS_TO_PASS: passes on every run of both sides. A test that passes on some runs
     of one side and not on others is flaky and left out of both lists; so is a test the gold patch breaks.
+    Only complete runs are evidence: when any run timed out, crashed or stopped part-way, no list is made
+    (``incomplete_run``; ``Validator.discover`` retries such a run once first).
     """
     if not gold or not base:
         return Lists([], [], verdict="no_tests_ran", reason="discovery needs at least one run of each side")
+    unfinished = incomplete_reason({"base": base, "gold": gold})
+    if unfinished:
+        return Lists([], [], verdict="incomplete_run", reason=unfinished)
     names = sorted({n for r in [*base, *gold] for n in r.all_tests})
     if not names:
         return Lists([], [], verdict="no_tests_ran", reason="no run reported any test")
@@ -225,10 +269,13 @@ class Validator:
     log: Log = print
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def validate(self, task: TaskSpec) -> dict:
+    def validate(self, task: TaskSpec, *, discovery: dict | None = None) -> dict:
+        """Validate ``task`` and write its report; ``discovery`` (``discovery_json``: the runs its lists were
+        discovered from) is kept in the report, so a reader sees why a test was left out."""
         started = time.monotonic()
         report: dict = {"schema": SCHEMA, "instance_id": task.instance_id, "task_hash": task_hash(self.pack, task),
-                        "environment": self.pack.environment_key(task), "reruns": self.reruns}
+                        "environment": self.pack.environment_key(task), "reruns": self.reruns,
+                        **({"discovery": discovery} if discovery is not None else {})}
         problem = self.pack.recipe_problem(task)
         if problem is not None:
             return self._write(task, {**report, "verdict": "no_recipe", "reason": problem}, started)
@@ -247,13 +294,14 @@ class Validator:
             return self._write(task, {**report, "verdict": verdict, "reason": e.reason or str(e).splitlines()[0],
                                       "build_log_tail": e.log_tail[-4000:]}, started)
         try:
-            empty = self._grade(image, spec, task, b"")
-            gold = [self._grade(image, spec, task, task.patch.encode()) for _ in range(self.reruns)]
+            empty = self._runs(image, spec, task, b"", 1, finished)[0]
+            gold = self._runs(image, spec, task, task.patch.encode(), self.reruns, finished)
         except SandboxError as e:
             return self._write(task, {**report, "verdict": "infra_error", "reason": str(e).splitlines()[0]}, started)
         verdict = decide(task, empty, gold)
-        if verdict.verdict in ("gold_fails", "flaky"):
-            failed = [r for r in gold if r.outcome != Outcome.RESOLVED.value]
+        if verdict.verdict in ("gold_fails", "flaky", "incomplete"):
+            failed = ([r for r in [empty, *gold] if not finished(r)] if verdict.verdict == "incomplete" else
+                      [r for r in gold if r.outcome != Outcome.RESOLVED.value])
             cause = likely_cause([r.output_tail for r in failed], [r.outcome for r in failed])
             if cause:
                 report["cause"] = cause
@@ -268,9 +316,23 @@ class Validator:
         SandboxError when the engine fails; the caller validates the task made from the lists as usual."""
         image = self.images.task_image(self.pack, task)
         spec = self.pack.spec_for(task)
-        base = [self._grade(image, spec, task, b"") for _ in range(reruns)]
-        gold = [self._grade(image, spec, task, task.patch.encode()) for _ in range(reruns)]
+        base = self._runs(image, spec, task, b"", reruns, complete)
+        gold = self._runs(image, spec, task, task.patch.encode(), reruns, complete)
         return discover(base, gold), base, gold
+
+    def _runs(self, image: str, spec, task: TaskSpec, patch: bytes, n: int, evidence: Callable[[Run], bool]
+              ) -> list[Run]:
+        """``n`` graded runs of ``patch``; a run that is no ``evidence`` (it timed out or stopped part-way) is run
+        once more in its place, and the retry kept whatever it shows (the decision then names it)."""
+        runs = []
+        for _ in range(n):
+            run = self._grade(image, spec, task, patch)
+            if not evidence(run) and run.outcome not in NOT_RETRIED:
+                retry = self._grade(image, spec, task, patch)
+                retry.retried_after = f"{run.outcome}: {run.reason}"
+                run = retry
+            runs.append(run)
+        return runs
 
     def _grade(self, image: str, spec, task: TaskSpec, patch: bytes) -> Run:
         t0 = time.monotonic()
@@ -295,9 +357,20 @@ class Validator:
         return report
 
 
-def _run_json(run: Run) -> dict:
+def _run_json(run: Run, *, tail: bool | None = None) -> dict:
+    """A run as a report keeps it; its output tail by default when it did not resolve."""
+    tail = run.outcome != Outcome.RESOLVED.value if tail is None else tail
     return {"outcome": run.outcome, "reason": run.reason, "seconds": run.seconds,
-            **({"output_tail": run.output_tail} if run.outcome != Outcome.RESOLVED.value else {})}
+            **({"retried_after": run.retried_after} if run.retried_after else {}),
+            **({"output_tail": run.output_tail} if tail else {})}
+
+
+def discovery_json(lists: Lists, base: list[Run], gold: list[Run]) -> dict:
+    """What a validation report keeps of the discovery runs: each run's outcome, and why tests were left out."""
+    return {"verdict": lists.verdict, "reason": lists.reason, "FAIL_TO_PASS": len(lists.FAIL_TO_PASS),
+            "PASS_TO_PASS": len(lists.PASS_TO_PASS), "flaky": lists.flaky, "broken_by_gold": lists.broken_by_gold,
+            "runs": {side: [_run_json(r, tail=not complete(r)) for r in runs]
+                     for side, runs in (("base", base), ("gold", gold))}}
 
 
 def validate_pack(validator: Validator, tasks: list[TaskSpec], *, workers: int = 2, force: bool = False,
@@ -307,7 +380,7 @@ def validate_pack(validator: Validator, tasks: list[TaskSpec], *, workers: int =
     todo = []
     for task in tasks:
         current = None if force else load_report(validator.pack, task)
-        if current is not None and current["verdict"] != "infra_error":
+        if current is not None and current["verdict"] not in RETRIED:
             reports[task.instance_id] = current
         else:
             todo.append(task)

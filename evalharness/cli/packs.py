@@ -32,7 +32,8 @@ def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> Non
 
     Without --run: exit 1 on the first malformed pack. With --run, each task gets a report in
     <pack>/validation/<id>.json: ok, env_build_failed (with the build log's tail), gold_fails (naming
-    the tests), empty_passes, flaky (per-test pass rates), gold_does_not_apply, no_recipe or infra_error.
+    the tests), empty_passes, flaky (per-test pass rates), gold_does_not_apply, incomplete (a run timed out
+    even after a retry: nothing decided), no_recipe or infra_error.
     Runs skip tasks whose current report is not ok, and say so. Exit 0 when every task is ok, 1 when
     some task is not, 3 when only the engine failed.
 

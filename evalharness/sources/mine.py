@@ -205,7 +205,7 @@ class Miner:
         if leaks:
             return None, {**entry, "verdict": "leak", "reason": f"{len(leaks)} leak(s): " + "; ".join(leaks)[:300],
                           "leaks": leaks}
-        from evalharness.validation import candidate
+        from evalharness.validation import candidate, discovery_json
 
         entry["examined"] = True
         task = candidate(instance_id=entry["instance_id"], repo=self.history.name, base_commit=commit.parent,
@@ -220,15 +220,14 @@ class Miner:
             return None, {**entry, "verdict": kind, "reason": (e.reason or str(e).splitlines()[0])[:500]}
         except SandboxError as e:
             return None, {**entry, "verdict": "infra_error", "reason": str(e).splitlines()[0][:500]}
-        entry["discovery"] = {"FAIL_TO_PASS": len(lists.FAIL_TO_PASS), "PASS_TO_PASS": len(lists.PASS_TO_PASS),
-                              "flaky": lists.flaky, "broken_by_gold": lists.broken_by_gold}
+        entry["discovery"] = discovery_json(lists, base, with_gold)
         if lists.verdict != "ok":
             verdict, reason = rules.discovery_verdict(lists.verdict, lists.reason, lists.flaky,
                                                       [r.outcome for r in base], [r.outcome for r in with_gold])
             return None, {**entry, "verdict": verdict, "reason": reason}
         task = task.model_copy(update={"FAIL_TO_PASS": lists.FAIL_TO_PASS, "PASS_TO_PASS": lists.PASS_TO_PASS})
         task = TaskSpec.model_validate(task.model_dump())
-        report = self.validator.validate(task)
+        report = self.validator.validate(task, discovery=entry["discovery"])
         verdict = rules.VALIDATION_VERDICTS.get(report["verdict"], report["verdict"])
         entry = {**entry, "verdict": verdict, "reason": report["reason"][:500]}
         if verdict == "flaky":

@@ -46,6 +46,7 @@ VERDICTS = {
     "test_patch_does_not_apply": "the test patch does not apply to the base",
     "gold_does_not_apply": "the gold patch does not apply to the base",
     "no_tests_ran": "no run reported any test of the test patch's files",
+    "incomplete_run": "a run timed out, crashed or stopped part-way even after a retry: no per-test evidence",
     "gold_fails": "the gold patch does not make the tests pass",
     "nothing_fails_at_base": "every test that passes with the gold patch also passes at base",
     "empty_passes": "a FAIL_TO_PASS test passes with no fix",
@@ -54,7 +55,7 @@ VERDICTS = {
 }
 """Every verdict a candidate commit can get, with its meaning (docs/mining.md)."""
 NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_parent")
-RETRIED = ("infra_error",)
+RETRIED = ("infra_error", "incomplete_run")
 """Verdicts that are not final: a rerun of ``packs mine`` examines those candidates again."""
 
 
@@ -194,13 +195,13 @@ def discovery_verdict(lists_verdict: str, reason: str, flaky: dict, base_outcome
         shown = ", ".join(f"{n} (base {r['base']:.0%}, gold {r['gold']:.0%})" for n, r in sorted(flaky.items())[:5])
         return "flaky", f"{len(flaky)} test(s) change status between reruns and nothing else fails at base: {shown}"
     mapped = {"gold_fails_everything": "gold_fails", "nothing_fails_at_base": "nothing_fails_at_base",
-              "no_tests_ran": "no_tests_ran"}
+              "no_tests_ran": "no_tests_ran", "incomplete_run": "incomplete_run"}
     return mapped.get(lists_verdict, lists_verdict), reason
 
 
 VALIDATION_VERDICTS = {"ok": "ok", "env_build_failed": "env_build_failed", "no_recipe": "env_build_failed",
                        "gold_does_not_apply": "gold_does_not_apply", "flaky": "flaky", "gold_fails": "gold_fails",
-                       "empty_passes": "empty_passes", "infra_error": "infra_error"}
+                       "empty_passes": "empty_passes", "incomplete": "incomplete_run", "infra_error": "infra_error"}
 """``packs validate``'s verdicts as the mining report's."""
 
 
