@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from evalharness.audit.basecode import base_code_provider, from_sources
 from evalharness.audit.context import AuditContext
 from evalharness.audit.pipeline import Auditor, Investigator, needs_environment
 from evalharness.audit.probes import load_probes
@@ -61,7 +62,8 @@ def test_a_task_without_a_recipe_is_skipped_with_its_reason_by_the_probes_that_n
     assert reason and "astropy 1.3" in reason and pack.recipe_problem(pack.task(WITH_RECIPE)) is None
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     probes = list(load_probes().values())
-    ctx = AuditContext(pack, log=lambda line: None)  # no engine, no base code: what `audit --no-docker` has here
+    assert from_sources(pack, pack.task(NO_RECIPE)) is None  # no mirror, no recipe: no base code (it once raised)
+    ctx = AuditContext(pack, base_code=base_code_provider(pack), log=lambda line: None)  # as `audit --no-docker`
     lines = []
     done = Auditor(pack, store, ctx, probes, out_dir=tmp_path / "audits",
                    investigator=Investigator(_never, seeds=2)).run([pack.task(NO_RECIPE)], log=lines.append)
