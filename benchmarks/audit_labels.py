@@ -16,6 +16,16 @@ Data (../shared/research-data, see SOURCES.md there; never copied into the repos
 Per comparison: n, prevalence of the label, the 2x2 table (rows probe flag / no flag, columns label
 yes / no), Cohen's kappa with its 95% interval, precision and recall with Wilson intervals. Also each
 probe's table at every severity threshold. Writes "## Audit probes against human labels" in BENCHMARKS.md.
+
+Then the pipeline's **overall flag** (``audit.results.task_flags``: broken when any probe flags the task at
+severity >= 2) from every probe as ``evalharness audit PACK --no-docker`` runs them (the code at base from
+the mirrors where they hold it, no validation reports, no runs, no engine), against OpenAI's broken label
+(``underspecified >= 2`` or ``false_negative >= 2``; also OpenAI's own ``filter_out``, which adds
+``other_major_issues``), with raw agreement and the agreement of calling every task broken. Nothing is
+tuned on these labels: no label outside SWE-bench Lite has the task records here (statements, patches)
+for the probes to read, so the row is reported with the shipped rules, and split into the 100 mirrored
+tasks (held out from every earlier rule change) and the 131 others (which the text probes' rules were
+changed on, see docs/audit-probes-vs-labels.md).
 """
 
 from __future__ import annotations
@@ -33,7 +43,9 @@ import pandas as pd  # noqa: E402
 
 from benchmarks._report import write_section  # noqa: E402
 from evalharness.audit.context import AuditContext, GitBaseCode  # noqa: E402
+from evalharness.audit.probes import load_probes  # noqa: E402
 from evalharness.audit.probes.statement import LEAK, STRICT_LITERALS, UNDERSPECIFIED  # noqa: E402
+from evalharness.audit.results import BLOCKING, MIN_SEVERITY, task_flags  # noqa: E402
 from evalharness.sources.swebench import to_task  # noqa: E402
 from evalharness.stats.agreement import cohen_kappa  # noqa: E402
 from evalharness.stats.intervals import wilson_interval  # noqa: E402
@@ -44,11 +56,13 @@ MIRRORS = DATA / "swebench-repos"
 OPENAI = DATA / "openai-swebench-verified-annotations" / "ensembled_annotations_public.csv"
 AGENTLESS = DATA / "agentless" / "swebench_lite_classifications.csv"
 TITLE = "Audit probes against human labels"
+OVERALL_TITLE = "The audit's overall flag against human labels"
 LEAK_PRIMARY = ("Exact patch", "Complete steps in NL")
 LEAK_SECONDARY = LEAK_PRIMARY + ("Some steps in NL",)
 THRESHOLD_SUBSETS = ("mirrored, base code", "all labelled Lite, patches only", "all Lite (primary)")
 DOC = REPO / "docs" / "audit-probes-vs-labels.md"
 START, END = "<!-- audit-labels:start -->", "<!-- audit-labels:end -->"
+OVERALL_START, OVERALL_END = "<!-- audit-overall:start -->", "<!-- audit-overall:end -->"
 NOTES = """
 - Measured by `.venv/bin/python benchmarks/audit_labels.py` (about a minute on 2 cores; git grep over the
   mirrors for the base-code subsets). Rows: probe flag yes / no; columns: label yes / no. Kappa: Cohen's, 95%
@@ -225,6 +239,116 @@ def markdown(results: list[Comparison]) -> str:
     return "\n".join(rows)
 
 
+OPENAI_BROKEN = "OpenAI underspecified >= 2 or false_negative >= 2"
+OVERALL_SUBSETS = ("all labelled Lite", "mirrored (held out)", "not mirrored")
+
+
+def pipeline_findings(tasks: dict, ids: list[str], found: dict) -> list[dict]:
+    """Every probe's finding per task as `audit --no-docker` has them (base code where a mirror holds it); the
+    text probes' findings of ``comparisons`` are reused (they ran the same way), the other probes run here."""
+    rows = []
+    for task_id in ids:
+        record, task = tasks[task_id]
+        base = base_code_for(record)
+        ctx = AuditContext(pack=None, base_code=lambda t, b=base: b, log=lambda line: None)
+        for name, probe in load_probes().items():
+            done = found.get(name, {})
+            finding = done.get("base", {}).get(task_id) if base is not None else None
+            finding = finding or done.get("patches", {}).get(task_id) or probe.run(task, ctx)
+            rows.append(finding.to_json())
+    return rows
+
+
+def overall(tasks: dict, found: dict) -> list[Comparison]:
+    """The pipeline's overall flag (any probe at severity >= 2; also only the blocking families) against
+    OpenAI's broken label, on the labelled Lite tasks and their mirrored / not-mirrored parts."""
+    openai = pd.read_csv(OPENAI).set_index("instance_id")
+    labelled = sorted(i for i in tasks if i in openai.index)
+    mirrored = [i for i in labelled if base_code_for(tasks[i][0]) is not None]
+    rows = pipeline_findings(tasks, labelled, found)
+    flags = {f"any probe, severity >= {MIN_SEVERITY}": task_flags(rows, labelled),
+             f"blocking families, severity >= {MIN_SEVERITY}":
+                 task_flags([r for r in rows if r["family"] in BLOCKING], labelled)}
+    labels = {OPENAI_BROKEN: lambda i: bool(openai.loc[i, "underspecified"] >= 2 or openai.loc[i, "false_negative"] >= 2),
+              "OpenAI filter_out (also other_major_issues)": lambda i: bool(openai.loc[i, "filter_out"])}
+    subsets = dict(zip(OVERALL_SUBSETS, (labelled, mirrored, [i for i in labelled if i not in mirrored])))
+    out = []
+    for flag, by_task in flags.items():
+        for label, truth in labels.items():
+            for subset, ids in subsets.items():
+                if label != OPENAI_BROKEN and subset != OVERALL_SUBSETS[0]:
+                    continue
+                ids = [i for i in ids if by_task[i].audited]
+                out.append(Comparison(flag, label, subset, ids, [by_task[i].flagged for i in ids],
+                                      [truth(i) for i in ids], [by_task[i].severity for i in ids]))
+    return out
+
+
+def overall_markdown(rows: list[Comparison]) -> str:
+    lines = ["| overall flag | label | subset | n | humans: broken | flagged | TP / FP / FN / TN | agreement | "
+             "always broken | kappa (95% CI) | precision (95% CI) | recall (95% CI) |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|---|---|---|"]
+    for c in rows:
+        s = c.scores()
+        (tp, fp), (fn, tn) = s["table"]
+        lines.append(f"| {c.probe} | {c.label} | {c.subset} | {s['n']} | {_pct(s['prevalence'])} | {s['flagged']} | "
+                     f"{tp} / {fp} / {fn} / {tn} | {_pct1((tp + tn) / s['n'])} | {_pct1(s['prevalence'])} | "
+                     f"{_kappa(s)} | {_pct(s['precision'])} ({_pct(s['precision_ci'][0])}-{_pct(s['precision_ci'][1])})"
+                     f" | {_pct(s['recall'])} ({_pct(s['recall_ci'][0])}-{_pct(s['recall_ci'][1])}) |")
+    return "\n".join(lines)
+
+
+def _pct1(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+OVERALL_NOTES = """
+- Measured by `.venv/bin/python benchmarks/audit_labels.py` on the {n} SWE-bench Lite tasks OpenAI labelled.
+  **The overall flag** is the pipeline's own (`audit.results.task_flags`: broken when any probe flags the task at
+  severity >= 2) from every probe as `evalharness audit PACK --no-docker` runs them with the mirrors: the text
+  probes (`underspecified`, `strict_literals`, `leak`) and `environment` answer; `validity`, `mutants` (Docker)
+  and `universal` (stored runs) say skipped and never count as clean. The label: OpenAI's `underspecified >= 2`
+  or `false_negative >= 2` (the two questions about a task being unfair); `filter_out`, OpenAI's own decision
+  to drop a task from Verified, also counts `other_major_issues`.
+- **Against people, the overall flag is at chance level**: it agrees on {agree} of the {n} tasks (kappa {kappa}),
+  while calling every task broken agrees on {always} (issue 24 measured 51.7% and 56.1% on 230 of them: the
+  audit then stopped at astropy__astropy-6938, which has no environment and is now read by the probes that need
+  none). Its precision is {precision}, its recall {recall}: most
+  tasks OpenAI's raters call unfair are unfair for a semantic reason (tests cover cases the issue never
+  names, or one approach) that no text rule reads. (For scale, issue 24 cites 74% agreement between OpenAI's
+  own agents and its engineers.)
+- **Held out**: nothing was tuned for this row. No label outside SWE-bench Lite can be used here (the records of
+  the Verified tasks not in Lite, their statements and patches, are not in `../shared/research-data`), so no
+  threshold or weighting was fitted; the shipped rules and the shipped severity threshold are reported. The
+  text probes' rules were changed earlier looking at the 131 labelled tasks outside the 8 mirrored
+  repositories (`docs/audit-probes-vs-labels.md`); the 100 mirrored tasks were never looked at for a rule,
+  and their row is the held-out figure: agreement {held_agree}, kappa {held_kappa}, always broken {held_always}.
+- **Blocking families only** (validity, overly strict, underspecified, environment: the families the score
+  ceiling counts, defined before these labels were read, since a leak makes a task easier, not unfair):
+  agreement {block_agree}, kappa {block_kappa} on all {n}; it still does not beat calling every task broken.
+- Without a model, the evidence that could raise this is execution evidence (validation, mutants, real agents'
+  patches with their official verdicts) on the 100 mirrored tasks; it needs Docker and is not part of this
+  pure measurement. The investigator (`--investigator`) is the documented way to add a model's judgement.
+"""
+
+
+def overall_notes(rows: list[Comparison]) -> str:
+    by = {(c.probe, c.label, c.subset): c.scores() for c in rows}
+    anyp, block = f"any probe, severity >= {MIN_SEVERITY}", f"blocking families, severity >= {MIN_SEVERITY}"
+    main_, held, blocking = (by[(anyp, OPENAI_BROKEN, OVERALL_SUBSETS[0])], by[(anyp, OPENAI_BROKEN, OVERALL_SUBSETS[1])],
+                             by[(block, OPENAI_BROKEN, OVERALL_SUBSETS[0])])
+
+    def agree(s: dict) -> str:
+        (tp, _), (_, tn) = s["table"]
+        return _pct1((tp + tn) / s["n"])
+
+    return OVERALL_NOTES.format(
+        n=main_["n"], agree=agree(main_), kappa=_kappa(main_), always=_pct1(main_["prevalence"]),
+        precision=_pct(main_["precision"]), recall=_pct(main_["recall"]), held_agree=agree(held),
+        held_kappa=_kappa(held), held_always=_pct1(held["prevalence"]), block_agree=agree(blocking),
+        block_kappa=_kappa(blocking))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-write", action="store_true", help="print the table, leave BENCHMARKS.md alone")
@@ -232,21 +356,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not LITE.exists():
         raise SystemExit(f"{LITE} is missing: this benchmark needs ../shared/research-data")
-    results, found = comparisons(load_tasks())
+    tasks = load_tasks()
+    results, found = comparisons(tasks)
     table = (markdown(results) + "\n\nThe leak probe per Agentless category (all 300 Lite tasks):\n\n"
              + by_category(found))
-    print(table)
+    whole = overall(tasks, found)
+    overall_table = overall_markdown(whole)
+    print(table + "\n\n" + overall_table)
     if args.json:
         findings = {probe: {mode: {i: f.to_json() for i, f in by_id.items()} for mode, by_id in modes.items()}
                     for probe, modes in found.items() if probe != "leak_by_category"}
-        args.json.write_text(json.dumps({"scores": [c.scores() for c in results], "findings": findings},
-                                        indent=1, default=str))
+        args.json.write_text(json.dumps({"scores": [c.scores() for c in results], "findings": findings,
+                                         "overall": [c.scores() for c in whole]}, indent=1, default=str))
     if not args.no_write:
         write_section(REPO / "BENCHMARKS.md", TITLE, table + "\n" + notes(results, found))
-        doc = DOC.read_text()
-        head, rest = doc.split(START, 1)
-        DOC.write_text(head + START + "\n" + table + "\n" + END + rest.split(END, 1)[1])
+        write_section(REPO / "BENCHMARKS.md", OVERALL_TITLE, overall_table + "\n" + overall_notes(whole))
+        doc = _replace(DOC.read_text(), START, END, table)
+        DOC.write_text(_replace(doc, OVERALL_START, OVERALL_END, overall_table + "\n" + overall_notes(whole)))
     return 0
+
+
+def _replace(doc: str, start: str, end: str, text: str) -> str:
+    head, rest = doc.split(start, 1)
+    return head + start + "\n" + text + "\n" + end + rest.split(end, 1)[1]
 
 
 if __name__ == "__main__":

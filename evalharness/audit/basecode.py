@@ -4,7 +4,8 @@ In order: the pack's repository mirror (``owner__name.git`` holding ``base_commi
 local git source at ``base_commit`` (or its ref); the pack's path source; else, with Docker, the base
 commit copied out of the task's image (built once per task, cached), which is also the only faithful
 base for tasks with a ``defect_patch`` (the injected bug is part of the base there). ``None`` when
-none applies: probes then say they decided from the patches only.
+none applies (a task without an environment recipe has no source and no image: only a mirror serves
+it): probes then say they decided from the patches only.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def from_sources(pack, task: TaskSpec) -> BaseCode | None:
         git = mirror / f"{mirror_name(task.repo)}.git"
         if git.is_dir():
             return GitBaseCode(git, task.base_commit)
+    if pack.recipe_problem(task) is not None:
+        return None
     source = pack.spec_for(task).environment.source
     if isinstance(source, GitSource):
         git = _git_dir(source.url if Path(source.url).is_absolute() else str(pack.root / source.url))
@@ -59,7 +62,7 @@ class ImageBaseCode:
 
     def __call__(self, task: TaskSpec) -> BaseCode | None:
         found = from_sources(self.pack, task)
-        if found is not None:
+        if found is not None or self.pack.recipe_problem(task) is not None:
             return found
         if task.instance_id not in self._cache:
             self._cache[task.instance_id] = self._extract(task)

@@ -5,7 +5,10 @@ evidence to ``<audits>/<pack>/findings/<task>.json``. A finding is kept on a res
 its ``inputs_hash`` (the task, the probe's name and version, and what the probe read: the stored
 runs, the validation report, the investigator's configuration) still matches and it is not an
 ``error`` or ``skipped`` (a probe that had nothing to go on is cheap to ask again); everything else
-runs again. The task's findings file holds every stored finding of the task, not only this run's. A probe that raises is recorded as ``error`` with the
+runs again. A task without an environment (``Pack.recipe_problem``: no recipe for its repository and
+version) is still read by the probes that need none (the statement, the patches, a mirror's base code);
+those that need one (``needs_environment``: Docker probes, the investigator, validity) say ``skipped``
+with the reason, kept in the evidence as ``no_environment``. The task's findings file holds every stored finding of the task, not only this run's. A probe that raises is recorded as ``error`` with the
 traceback (an audit never stops on one task) and the CLI exits 3 so the run can be repeated.
 """
 
@@ -34,6 +37,17 @@ class Investigator:
     seeds: int
     config: dict[str, Any] = field(default_factory=dict)
     """Harness and model settings: part of the findings' inputs hash."""
+
+
+def needs_environment(probe) -> bool:
+    """Does the probe's evidence come from the task's environment (its image, runs made in it)?"""
+    return getattr(probe, "needs_environment", probe.needs in ("docker", "model"))
+
+
+def _no_environment(task: TaskSpec, name: str, family: str, problem: str, seed: int = 0) -> Finding:
+    return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
+                   reason=f"the task has no environment: {problem}", evidence={"no_environment": problem},
+                   inputs_hash=inputs_hash(name, "no_environment", task.model_dump(mode="json"), problem))
 
 
 def _context_key(needs: str, task: TaskSpec, ctx: AuditContext) -> Any:
@@ -72,6 +86,9 @@ class Auditor:
         return Finding.from_json(row)
 
     def _probe(self, probe, task: TaskSpec) -> tuple[Finding, bool]:
+        problem = self.pack.recipe_problem(task)
+        if problem is not None and needs_environment(probe):
+            return _no_environment(task, probe.name, probe.family, problem), True
         digest = inputs_hash(probe.name, probe.version, task.model_dump(mode="json"),
                              _context_key(probe.needs, task, self.ctx))
         kept = self._current(task, probe.name, 0, digest)
@@ -91,6 +108,10 @@ class Auditor:
 
     def _investigate(self, task: TaskSpec) -> list[tuple[Finding, bool]]:
         inv = self.investigator
+        problem = self.pack.recipe_problem(task)
+        if problem is not None:
+            return [(_no_environment(task, "investigator", "validity", problem, s), True)
+                    for s in range(1, inv.seeds + 1)]
         digest = inputs_hash("investigator", inv.config, task.model_dump(mode="json"))
         out, todo = [], []
         for seed in range(1, inv.seeds + 1):
@@ -165,4 +186,8 @@ def summary_line(findings: list[Finding]) -> str:
     other = {s: sum(f.status == s for f in findings) for s in ("skipped", "error", "invalid")}
     tail = ", ".join(f"{n} {s}" for s, n in other.items() if n)
     head = ("flagged by " + "; ".join(flagged)) if flagged else "no probe flags it"
+    missing = next((f.evidence["no_environment"] for f in findings if f.evidence.get("no_environment")), "")
+    if missing:
+        skipped = dict.fromkeys(f.probe for f in findings if f.evidence.get("no_environment"))
+        tail += f"; no environment, so {', '.join(skipped)} skipped: {missing[:160]}"
     return head + (f" [{tail}]" if tail else "")

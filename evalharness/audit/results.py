@@ -9,11 +9,14 @@ DataFrame of stored runs. Rules (``docs/audit.md``):
   as "clean": a task none of whose probes ran is ``unaudited``.
 - **Human consensus** per task: the latest label of each annotator; broken when a strict majority says
   broken, ties go to broken (the severe side, as for seeds); severity is the median of the annotators'.
-- **Agreement**: pipeline vs consensus (Cohen's kappa with interval, precision, recall; per probe too),
+- **Agreement**: the pipeline's overall flag vs consensus (raw agreement, Cohen's kappa with interval,
+  precision, recall, and the raw agreement of answering "broken" for every task; per probe too),
   among annotators (Cohen's kappa for two, Fleiss' kappa with a bootstrap interval for more, on tasks
-  with at least two labels), Krippendorff's alpha (ordinal) of the severities.
+  with at least two labels), Krippendorff's alpha (ordinal) of the severities. Below
+  ``stats.agreement.MIN_AGREEMENT_N`` tasks a kappa or alpha says "too few labels" instead of a value.
 - **Broken fraction**: the flagged share corrected by the pipeline's precision and recall against the
-  humans (``stats.prevalence``); the humans' own share when every task is labelled.
+  humans (``stats.prevalence``); the humans' own share when every task is labelled; ``correction`` says
+  which was used.
 - **Score ceiling**: 1 - the share of tasks broken in a *blocking* family (a correct fix fails or cannot
   be known: validity, overly_strict, underspecified, environment). Too-weak tests and solution leaks make
   a task easier, not impossible; they inflate a score instead (counted in the broken fraction).
@@ -30,7 +33,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from evalharness.audit.findings import FAMILIES
-from evalharness.stats.agreement import agreement_table, cohen_kappa, fleiss, krippendorff_alpha
+from evalharness.stats.agreement import MIN_AGREEMENT_N, agreement_table, cohen_kappa, fleiss, krippendorff_alpha, \
+    too_few_note
 from evalharness.stats.prevalence import corrected_prevalence, labelled_share
 
 ENSEMBLE_SEED = -1
@@ -126,9 +130,11 @@ def _kappa_vs_humans(flags: dict[str, TaskFlag], humans: dict[str, Consensus], l
     pipeline = ["flag" if flags[t].flagged else "clean" for t in tasks]
     human = ["flag" if broken(humans[t]) else "clean" for t in tasks]
     table = agreement_table(pipeline, human, ["flag", "clean"])
-    summary = cohen_kappa(table, level=level).to_dict()
+    summary = cohen_kappa(table, level=level, min_n=MIN_AGREEMENT_N).to_dict()
     summary["table"] = {"tp": int(table[0, 0]), "fp": int(table[0, 1]), "fn": int(table[1, 0]),
                         "tn": int(table[1, 1])}
+    # the raw agreement of a pipeline that calls every task broken is the humans' broken share
+    summary["always_broken"] = float(table[:, 0].sum() / len(tasks))
     return summary
 
 
@@ -153,11 +159,11 @@ def among_humans(labels: list[dict[str, Any]], *, level: float = 0.95, n_boot: i
     if len(annotators) == 2:
         both = np.isfinite(broken).all(0)
         table = agreement_table(broken[0, both].astype(int), broken[1, both].astype(int), [1, 0])
-        out["kappa"] = {"method": "cohen", **cohen_kappa(table, level=level).to_dict()}
+        out["kappa"] = {"method": "cohen", **cohen_kappa(table, level=level, min_n=MIN_AGREEMENT_N).to_dict()}
     else:
         out["kappa"] = _fleiss_with_interval(broken[:, shared], level, n_boot, seed)
-    out["severity_alpha"] = krippendorff_alpha(severity[:, shared], level="ordinal", n_boot=n_boot, seed=seed)
-    out["broken_alpha"] = krippendorff_alpha(broken[:, shared], level="nominal", n_boot=n_boot, seed=seed)
+    for key, data, scale in (("severity_alpha", severity, "ordinal"), ("broken_alpha", broken, "nominal")):
+        out[key] = krippendorff_alpha(data[:, shared], level=scale, n_boot=n_boot, seed=seed, min_n=MIN_AGREEMENT_N)
     return out
 
 
@@ -166,6 +172,10 @@ def _fleiss_with_interval(broken: np.ndarray, level: float, n_boot: int, seed: i
     counts = np.stack([np.nansum(broken, 0), np.isfinite(broken).sum(0) - np.nansum(broken, 0)], axis=1)
     full = counts.sum(1) == counts.sum(1).max()  # Fleiss' kappa needs the same number of ratings per task
     counts = counts[full]
+    if len(counts) < MIN_AGREEMENT_N:
+        nan = float("nan")
+        return {"method": "fleiss", "kappa": nan, "ci_low": nan, "ci_high": nan, "level": level,
+                "n": int(len(counts)), "too_few": True, "note": too_few_note(len(counts), MIN_AGREEMENT_N)}
     kappa = fleiss(counts)
     rng = np.random.default_rng(seed)
     boots = [fleiss(counts[rng.integers(0, len(counts), len(counts))]) for _ in range(n_boot)]
@@ -181,7 +191,7 @@ def broken_fraction(flags: dict[str, TaskFlag], humans: dict[str, Consensus], *,
     fams = set(families) if families is not None else set(FAMILIES)
     audited = [t for t, f in flags.items() if f.audited]
     if not audited:
-        return {"estimate": float("nan"), "note": "no task was audited"}
+        return {"estimate": float("nan"), "note": "no task was audited", "correction": "none: no task was audited"}
 
     def pipe(t: str) -> bool:
         return flags[t].flagged and bool(fams & set(flags[t].families))
@@ -243,12 +253,21 @@ def audit_results(task_ids: list[str], findings: list[dict[str, Any]], labels: l
         "labels": {"labels": len(labels), "tasks": len(humans), "annotators": len({r["annotator"] for r in labels}),
                    "broken": sum(c.broken for c in humans.values())},
         "pipeline_vs_humans": _kappa_vs_humans(flags, humans, level),
+        "overall_rule": f"broken when any probe flags the task at severity >= {min_severity}",
+        "min_agreement_n": MIN_AGREEMENT_N,
+        "no_environment": no_environment(findings),
         "among_humans": among_humans(labels, level=level),
         "broken_fraction": broken_fraction(flags, humans, level=level),
         "blocking_fraction": blocking,
         "ceiling": _ceiling(blocking),
         "clean_scores": clean_scores(trials, flags, level=level),
     }
+
+
+def no_environment(findings: list[dict[str, Any]]) -> dict[str, str]:
+    """Tasks whose probes that need an environment were skipped because the task has none, with the reason."""
+    return {r["task_id"]: r["evidence"]["no_environment"] for r in findings
+            if r["status"] == "skipped" and (r.get("evidence") or {}).get("no_environment")}
 
 
 def _family_of(findings: list[dict[str, Any]], probe: str) -> str | None:

@@ -32,6 +32,10 @@ from pathlib import Path  # noqa: E402
 from evalharness.cli._common import CA_BUNDLE, DB, RUNS_DIR, _store  # noqa: E402
 from evalharness.errors import UserError  # noqa: E402
 
+EXCLUDE = click.option("--exclude", "excluded", multiple=True, metavar="ID",
+                       help="Leave this task out of the audit and its results (repeatable).")
+EXCLUDE_FROM = click.option("--exclude-from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                            default=None, help="Leave out the task ids listed in this file (one a line, # comments).")
 AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("audits"),
                           show_default=True, help="Folder of audit outputs (<audits-dir>/<pack>/).")
 
@@ -51,6 +55,8 @@ AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_
               help="YAML of model endpoint fields (as for run).")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Investigator seeds per task.")
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
+@EXCLUDE
+@EXCLUDE_FROM
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Tasks at once.")
 @click.option("--force", is_flag=True, help="Run every probe again, even where a current finding is stored.")
 @click.option("--no-docker", is_flag=True,
@@ -62,15 +68,19 @@ AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_
 @RUNS_DIR
 @DB
 def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_env, model_config, seeds, tasks,
-            workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir, db) -> None:
+            excluded, exclude_from, workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir,
+            db) -> None:
     """Audit PACK: run the probes (and investigators) on every task; store findings with evidence.
 
     Findings go to the results database and to <audits-dir>/<pack>/findings/<task>.json; the
     summary to <audits-dir>/<pack>/audit.json and audit.html. Resumable: run the same command
-    again and only probes whose inputs changed, or that failed on the engine, run again.
+    again and only probes whose inputs changed, or that failed on the engine, run again. A task
+    without an environment recipe is read by the probes that need none; the others say skipped
+    with the reason.
 
     \b
     evalharness audit tasks/lite --runs RUN_A --runs RUN_B
+    evalharness audit tasks/lite --no-docker --exclude astropy__astropy-6938
     evalharness audit tasks/lite --investigator minimal -m openai/gpt-4o --seeds 3
     evalharness audit tasks/quickstart --no-docker
 
@@ -88,7 +98,8 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
     unknown = sorted(set(tasks) - {t.instance_id for t in pack.tasks})
     if unknown:
         raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
-    chosen = [t for t in pack.tasks if not tasks or t.instance_id in tasks]
+    left_out = _excluded(pack, excluded, exclude_from)
+    chosen = [t for t in pack.tasks if (not tasks or t.instance_id in tasks) and t.instance_id not in left_out]
     probes = _chosen_probes(only, skip)
     store = _audit_store(runs_dir, db)
     trials = _trials(store, run_ids, pack.name)
@@ -105,10 +116,23 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
         raise SystemExit(130)
     finally:
         cleanup()
-    results = _write_results(pack, store, trials, audits_dir, min_severity)
+    results = _write_results(pack, store, trials, audits_dir, min_severity, left_out)
     click.echo(_summary(results, audits_dir / pack.name))
     if any(f.status == "error" for found in done.values() for f in found):
         raise SystemExit(3)
+
+
+def _excluded(pack, excluded, exclude_from: Path | None) -> set[str]:
+    """The task ids of ``--exclude`` and ``--exclude-from``; an id the pack does not hold is an error."""
+    ids = list(excluded)
+    if exclude_from is not None:
+        lines = (line.split("#", 1)[0].strip() for line in exclude_from.read_text().splitlines())
+        ids += [line for line in lines if line]
+    unknown = sorted(set(ids) - {t.instance_id for t in pack.tasks})
+    if unknown:
+        where = f" (from {exclude_from})" if exclude_from is not None else ""
+        raise UserError(f"cannot exclude {', '.join(unknown)}{where}: no such task in pack {pack.name}")
+    return set(ids)
 
 
 def _chosen_probes(only, skip):
@@ -175,14 +199,14 @@ def _investigator(harness, model, api_base, api_key_env, model_config, seeds, cl
                             log=lambda line: click.echo(line, err=True), audits_dir=audits_dir)
 
 
-def _write_results(pack, store, trials, audits_dir: Path, min_severity: int) -> dict:
+def _write_results(pack, store, trials, audits_dir: Path, min_severity: int, left_out: set[str]) -> dict:
     import json
 
     from evalharness.audit.results import audit_results
     from evalharness.report.audit import render_audit
 
-    results = audit_results([t.instance_id for t in pack.tasks], store.findings(pack.name), store.labels(pack.name),
-                            trials, min_severity=min_severity)
+    results = audit_results([t.instance_id for t in pack.tasks if t.instance_id not in left_out],
+                            store.findings(pack.name), store.labels(pack.name), trials, min_severity=min_severity)
     results["pack"] = pack.name
     out = audits_dir / pack.name
     out.mkdir(parents=True, exist_ok=True)
@@ -204,10 +228,16 @@ def _summary(results: dict, where: Path) -> str:
               show_default=True)
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write to this file.")
 @click.option("--min-severity", type=click.IntRange(0, 3), default=2, show_default=True)
+@EXCLUDE
+@EXCLUDE_FROM
 @RUNS_DIR
 @DB
-def report_cmd(pack_path, run_ids, fmt, output, min_severity, runs_dir, db) -> None:
+def report_cmd(pack_path, run_ids, fmt, output, min_severity, excluded, exclude_from, runs_dir, db) -> None:
     """What the stored audit of PACK concludes: flags, agreement with human labels, broken fraction, ceiling.
+
+    The probe table ends with the overall flag (broken when any probe flags at severity >= --min-severity)
+    against the human labels, beside the raw agreement of calling every task broken. Below 30 labelled
+    tasks a kappa says "too few labels" instead of a value and an interval (docs/audit.md).
 
     \b
     evalharness audit report tasks/lite --runs RUN_A --format html -o reports/lite-audit.html
@@ -221,8 +251,9 @@ def report_cmd(pack_path, run_ids, fmt, output, min_severity, runs_dir, db) -> N
     findings = store.findings(pack.name)
     if not findings:
         raise UserError(f"no audit of pack {pack.name} in {store.url}", f"run: evalharness audit {pack_path}")
-    results = audit_results([t.instance_id for t in pack.tasks], findings, store.labels(pack.name),
-                            _trials(store, run_ids, pack.name), min_severity=min_severity)
+    left_out = _excluded(pack, excluded, exclude_from)
+    results = audit_results([t.instance_id for t in pack.tasks if t.instance_id not in left_out], findings,
+                            store.labels(pack.name), _trials(store, run_ids, pack.name), min_severity=min_severity)
     results["pack"] = pack.name
     text = render_audit(results, fmt, findings=findings)
     if output:

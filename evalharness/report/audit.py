@@ -21,14 +21,34 @@ def _interval(d: dict[str, Any], key: str = "estimate") -> str:
     return f"{_pct(d.get(key))} [{_pct(d.get('ci_low'))}, {_pct(d.get('ci_high'))}]"
 
 
+def _kappa(vs: dict[str, Any], key: str = "kappa") -> str:
+    """A kappa (or alpha) with its interval, or why there is none."""
+    if vs.get("too_few"):
+        return vs.get("note", "too few labels")
+    if not vs.get("n", vs.get("n_items", 0)):
+        return "no labels"
+    return f"{_num(vs.get(key))} [{_num(vs.get('ci_low'))}, {_num(vs.get('ci_high'))}]"
+
+
+def _correction(bf: dict[str, Any]) -> str:
+    """Which correction the broken fraction used, and its caveat (the uncorrected share's note says it again)."""
+    note = bf.get("note", "") if bf.get("method") != "flag-share" else ""
+    return f"correction: {bf.get('correction') or bf.get('method', '')}" + (f"; {note}" if note else "")
+
+
 def headline_rows(r: dict[str, Any]) -> list[list[str]]:
     bf, bl, ceiling = r["broken_fraction"], r["blocking_fraction"], r["ceiling"]
     rows = [["what", "value", "how"],
             ["tasks audited", f"{r['audited']}/{r['tasks']}", "at least one probe ran to completion"],
             ["flagged by the pipeline", str(r["flagged"]), f"a probe flags at severity >= {r['min_severity']}"],
-            ["broken fraction", _interval(bf), f"{bf.get('method', '')}; {bf.get('note', '')}".strip("; ")],
+            ["broken fraction", _interval(bf), _correction(bf)],
             ["blocking defects", _interval(bl), "validity, overly strict, underspecified, environment"],
             ["score ceiling", _interval(ceiling), "1 - blocking fraction: the best score a correct solver can get"]]
+    missing = r.get("no_environment") or {}
+    if missing:
+        reasons = sorted(set(missing.values()))
+        rows.append(["tasks without an environment", str(len(missing)),
+                     "probes that need one skipped them: " + " | ".join(reasons)[:300]])
     hum = r["labels"]
     rows.append(["human labels", f"{hum['labels']} labels, {hum['tasks']} tasks, {hum['annotators']} annotators",
                  f"{hum['broken']} tasks broken by consensus"])
@@ -36,32 +56,37 @@ def headline_rows(r: dict[str, Any]) -> list[list[str]]:
 
 
 def probe_rows(r: dict[str, Any]) -> list[list[str]]:
-    rows = [["probe", "flagged", "audited", "status", "kappa vs humans [95%]", "precision", "recall", "n labelled"]]
+    """One row per probe (a flag at any severity), then the pipeline's overall flag, each against the humans."""
+    rows = [["probe", "flagged", "audited", "status", "agreement", "kappa vs humans [95%]", "precision", "recall",
+             "always broken", "n labelled"]]
     for name, p in r["per_probe"].items():
-        vs = p["vs_humans"]
-        kappa = (f"{_num(vs.get('kappa'))} [{_num(vs.get('ci_low'))}, {_num(vs.get('ci_high'))}]"
-                 if vs.get("n") else "no labels")
-        rows.append([name, str(p["flagged"]), str(p["audited"]),
-                     ", ".join(f"{k} {v}" for k, v in sorted(p["status"].items())), kappa,
-                     _pct(vs.get("precision")), _pct(vs.get("recall")), str(vs.get("n", 0))])
+        rows.append(_vs_row(name, p["flagged"], p["audited"],
+                            ", ".join(f"{k} {v}" for k, v in sorted(p["status"].items())), p["vs_humans"]))
+    rows.append(_vs_row(f"overall flag (any probe, severity >= {r['min_severity']})", r["flagged"], r["audited"],
+                        f"of {r['tasks']} tasks", r["pipeline_vs_humans"]))
     return rows
+
+
+def _vs_row(name: str, flagged: int, audited: int, status: str, vs: dict[str, Any]) -> list[str]:
+    """``always broken``: the raw agreement of calling every labelled task broken (the bar to beat)."""
+    labelled = bool(vs.get("n"))
+    return [name, str(flagged), str(audited), status, _pct(vs.get("raw_agreement")) if labelled else "",
+            _kappa(vs), _pct(vs.get("precision")), _pct(vs.get("recall")),
+            _pct(vs.get("always_broken")) if labelled else "", str(vs.get("n", 0))]
 
 
 def agreement_rows(r: dict[str, Any]) -> list[list[str]]:
     rows = [["agreement", "value [95%]", "n", "note"]]
     vs = r["pipeline_vs_humans"]
-    rows.append(["pipeline vs human consensus (Cohen's kappa)",
-                 f"{_num(vs.get('kappa'))} [{_num(vs.get('ci_low'))}, {_num(vs.get('ci_high'))}]",
-                 str(vs.get("n", 0)), vs.get("note", "")])
+    rows.append(["pipeline's overall flag vs human consensus (Cohen's kappa)", _kappa(vs), str(vs.get("n", 0)),
+                 "" if vs.get("too_few") else vs.get("note", "")])
     hum = r["among_humans"]
     k = hum.get("kappa") or {}
-    rows.append([f"among annotators ({k.get('method', 'Cohen/Fleiss').capitalize()}'s kappa)",
-                 f"{_num(k.get('kappa'))} [{_num(k.get('ci_low'))}, {_num(k.get('ci_high'))}]",
-                 str(hum.get("tasks_with_2_or_more", 0)), hum.get("note", "")])
+    rows.append([f"among annotators ({k.get('method', 'Cohen or Fleiss').capitalize()}'s kappa)",
+                 _kappa(k) if k else "n/a", str(hum.get("tasks_with_2_or_more", 0)), hum.get("note", "")])
     alpha = hum.get("severity_alpha") or {}
     rows.append(["among annotators, severity (Krippendorff's alpha, ordinal)",
-                 f"{_num(alpha.get('alpha'))} [{_num(alpha.get('ci_low'))}, {_num(alpha.get('ci_high'))}]",
-                 str(alpha.get("n_items", 0)), ""])
+                 _kappa(alpha, "alpha") if alpha else "n/a", str(alpha.get("n_items", 0)), ""])
     return rows
 
 

@@ -10,6 +10,13 @@
 - Krippendorff's alpha (Krippendorff 2004) with missing labels, ``krippendorff.alpha`` with the
   level of measurement passed explicitly (the package default is "interval"); percentile
   bootstrap interval over items.
+- Too few labels: below ``MIN_AGREEMENT_N`` items (``min_n``) a kappa or alpha is not reported, nor its
+  interval; the summary says "too few labels" (raw agreement, precision and recall stay, as counts go
+  with them). ``MIN_AGREEMENT_N`` (30) is the smallest n at which the large-sample 95% interval of a
+  moderate kappa (0.5, balanced classes, raw agreement 0.75) is no wider than +-0.31 (``kappa_half_width``):
+  [0.19, 0.81]. Below it the interval of any moderate kappa reaches from "slight" (< 0.2) to "almost
+  perfect" (> 0.8) and says nothing, and the large-sample SE itself is unreliable (when every label
+  agrees it is 0: kappa 1.00 [1.00, 1.00] from 2 tasks).
 Tables: rows = pipeline (or rater 1), columns = human (or rater 2), same category order; the
 positive category ("flag") is index 0 unless ``positive`` says otherwise.
 """
@@ -25,6 +32,10 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+MIN_AGREEMENT_N = 30
+"""Fewest items for which an agreement statistic and its interval are reported (module doc)."""
+MAX_HALF_WIDTH = 0.31
+"""The widest 95% half-interval of kappa 0.5 (balanced classes) that ``MIN_AGREEMENT_N`` allows."""
 
 
 @dataclass(frozen=True)
@@ -42,19 +53,39 @@ class KappaSummary:
     p_bias: float = float("nan")
     """Exact McNemar p of pipeline-only vs human-only flags (2x2 tables)."""
     note: str = ""
+    too_few: bool = False
+    """n < ``min_n``: kappa, se and the interval are NaN by rule, not by arithmetic."""
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def cohen_kappa(table, *, level: float = 0.95, weights: str | None = None, positive: int = 0) -> KappaSummary:
-    """Cohen's kappa (``weights`` None, "linear" or "quadratic") of a square agreement table."""
+def too_few_note(n: int, min_n: int) -> str:
+    return f"too few labels: {n} < {min_n}, the minimum for an agreement statistic and its interval"
+
+
+def kappa_half_width(n: float, *, kappa: float = 0.5, level: float = 0.95) -> float:
+    """Half-width of the large-sample interval of ``kappa`` over ``n`` items, two balanced classes."""
+    agree = (1 + kappa) / 2  # p_e = 0.5 with balanced marginals, so p_o = (1 + kappa) / 2
+    t = np.array([[agree, 1 - agree], [1 - agree, agree]]) * n / 2
+    return float(stats.norm.ppf(0.5 + level / 2) * cohens_kappa(t).std_kappa)
+
+
+def cohen_kappa(table, *, level: float = 0.95, weights: str | None = None, positive: int = 0,
+                min_n: int = 0) -> KappaSummary:
+    """Cohen's kappa (``weights`` None, "linear" or "quadratic") of a square agreement table; below ``min_n``
+    items, no kappa and no interval, only "too few labels" (module doc)."""
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 2:
         raise ValueError(f"need a square table of at least 2 categories, got shape {t.shape}")
     n = int(t.sum())
     raw = float(np.trace(t) / n) if n else float("nan")
     used = (t.sum(0) + t.sum(1)) > 0
+    if n < min_n:
+        nan = float("nan")
+        extras = _binary_extras(t, positive) if t.shape == (2, 2) and n else {}
+        return KappaSummary(nan, nan, nan, nan, level, weights or "none", raw, n, **extras,
+                            note=too_few_note(n, min_n), too_few=True)
     if n == 0 or used.sum() < 2:
         nan = float("nan")
         return KappaSummary(nan, nan, nan, nan, level, weights or "none", raw, n,
@@ -87,11 +118,16 @@ def fleiss(counts_or_ratings, *, ratings: bool = False) -> float:
 
 
 def krippendorff_alpha(reliability, *, level: str, n_boot: int = 2000, seed: int = 0,
-                       confidence: float = 0.95) -> dict[str, float]:
-    """Krippendorff's alpha of a raters x items array (NaN = missing) with a bootstrap interval over items."""
+                       confidence: float = 0.95, min_n: int = 0) -> dict[str, float]:
+    """Krippendorff's alpha of a raters x items array (NaN = missing) with a bootstrap interval over items;
+    below ``min_n`` items, no alpha and no interval, only "too few labels"."""
     if level not in LEVELS:
         raise ValueError(f"level of measurement must be one of {', '.join(LEVELS)} (got {level!r})")
     data = np.asarray(reliability, dtype=float)
+    if data.shape[1] < min_n:
+        nan = float("nan")
+        return {"alpha": nan, "ci_low": nan, "ci_high": nan, "n_items": int(data.shape[1]), "n_boot": 0,
+                "too_few": True, "note": too_few_note(int(data.shape[1]), min_n)}
     alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     rng = np.random.default_rng(seed)
     domain = np.unique(data[np.isfinite(data)])

@@ -43,9 +43,21 @@ class Prevalence:
     n_tasks: int = 0
     n_labelled: int = 0
     note: str = ""
+    correction: str = ""
+    """Which correction the estimate used, in words (``correction_text``)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def correction_text(method: str, n_labelled: int = 0) -> str:
+    """What a ``method`` did to the flagged share, for a reader."""
+    if method == "flag-share-corrected":
+        return (f"f x P / R: the flagged share f times the pipeline's precision P over its recall R, both measured "
+                f"against human labels on {n_labelled} labelled task(s)")
+    if method == "labelled-share":
+        return f"none needed: the humans' own broken share on {n_labelled} labelled task(s)"
+    return "none: no human labels, the raw flagged share (the pipeline's errors are not corrected)"
 
 
 def corrected_prevalence(flagged: int, n_tasks: int, tp: int, fp: int, fn: int, tn: int, *, level: float = 0.95,
@@ -61,7 +73,8 @@ def corrected_prevalence(flagged: int, n_tasks: int, tp: int, fp: int, fn: int, 
     if labelled == 0:
         lo, hi = wilson_interval(flagged, n_tasks, level)
         return Prevalence(f, float(lo), float(hi), level, "flag-share", f, n_tasks=n_tasks,
-                          note="no human labels: the flagged share, not corrected for the pipeline's errors")
+                          note="no human labels: the flagged share, not corrected for the pipeline's errors",
+                          correction=correction_text("flag-share"))
     precision = tp / (tp + fp) if tp + fp else NAN
     recall = tp / (tp + fn) if tp + fn else NAN
     note = ""
@@ -77,7 +90,8 @@ def corrected_prevalence(flagged: int, n_tasks: int, tp: int, fp: int, fn: int, 
         point = float(np.median(pi))
     lo, hi = np.quantile(pi, [(1 - level) / 2, (1 + level) / 2])
     return Prevalence(float(min(point, 1.0)), float(lo), float(hi), level, "flag-share-corrected", f,
-                      float(precision), float(recall), n_tasks, labelled, note)
+                      float(precision), float(recall), n_tasks, labelled, note,
+                      correction_text("flag-share-corrected", labelled))
 
 
 def labelled_share(broken: int, labelled: int, n_tasks: int, *, level: float = 0.95) -> Prevalence:
@@ -90,4 +104,4 @@ def labelled_share(broken: int, labelled: int, n_tasks: int, *, level: float = 0
     if labelled >= n_tasks:
         lo = hi = share
     return Prevalence(share, float(lo), float(hi), level, "labelled-share", share, n_tasks=n_tasks,
-                      n_labelled=labelled, note=note)
+                      n_labelled=labelled, note=note, correction=correction_text("labelled-share", labelled))

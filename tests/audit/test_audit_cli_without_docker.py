@@ -33,3 +33,24 @@ def test_bad_input_is_one_clear_error(tmp_path):
     assert report.returncode == 1 and "error:" in report.stderr
     runs = run_cli("audit", str(QUICKSTART), "--no-docker", "--runs", "nope", cwd=tmp_path, check=False)
     assert runs.returncode == 1 and "no run 'nope'" in runs.stderr
+
+
+def test_a_report_with_two_labels_says_too_few_labels_in_every_format(tmp_path):
+    """Two labelled tasks once gave kappa 1.00 [1.00, 1.00]; below the documented minimum there is no kappa."""
+    from evalharness.packs import load_pack
+
+    ids = [t.instance_id for t in load_pack(QUICKSTART).tasks][:2]
+    run_cli("audit", str(QUICKSTART), "--no-docker", "--probe", "leak", cwd=tmp_path)
+    (tmp_path / "labels.csv").write_text("task_id,annotator,broken,family,severity,note\n"
+                                         f"{ids[0]},alice,false,,0,\n{ids[1]},alice,false,,0,\n")
+    run_cli("audit", "label", "import", str(QUICKSTART), "labels.csv", cwd=tmp_path)
+    out = {fmt: run_cli("audit", "report", str(QUICKSTART), "--format", fmt, cwd=tmp_path).stdout
+           for fmt in ("table", "md", "html")}
+    for fmt, text in out.items():
+        assert "too few labels: 2 < 30" in text.replace("&lt;", "<") and "overall flag" in text, fmt
+        assert "1.00 [1.00, 1.00]" not in text and "nan" not in text.lower().replace("nano", ""), fmt
+    assert "| overall flag (any probe, severity >= 2) | 0 | 8 | of 8 tasks | 100.0% | too few labels" in out["md"]
+    report = json.loads(run_cli("audit", "report", str(QUICKSTART), "--format", "json", cwd=tmp_path).stdout)
+    vs = report["pipeline_vs_humans"]
+    assert vs["too_few"] is True and vs["kappa"] != vs["kappa"]  # NaN: no kappa
+    assert vs["n"] == 2 and vs["always_broken"] == 0.0 and report["min_agreement_n"] == 30

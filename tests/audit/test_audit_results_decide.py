@@ -127,3 +127,53 @@ def test_a_probe_is_scored_against_the_humans_verdicts_of_its_own_family():
     labels = [lab("a", "x", True, 2, "solution_leak"), lab("b", "x", True, 3, "overly_strict"), lab("c", "x", False)]
     vs = audit_results(ids, findings, labels)["per_probe"]["leak"]["vs_humans"]
     assert vs["table"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 2}  # b is broken, but not by a leak
+
+
+def test_the_overall_flag_against_humans_matches_statsmodels_and_the_always_broken_baseline():
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = np.random.default_rng(7)
+    ids = [f"t{i}" for i in range(60)]
+    human = rng.random(60) < 0.55
+    # two probes; the overall flag is either at severity >= 2 (a severity-1 flag of p2 does not count)
+    p1 = np.where(rng.random(60) < 0.3, ~human, human)
+    p2 = rng.random(60) < 0.2
+    findings = ([f(t, "p1", bool(a), 2 if a else 0) for t, a in zip(ids, p1)]
+                + [f(t, "p2", bool(b), 1 if b else 0, "overly_strict") for t, b in zip(ids, p2)])
+    labels = [lab(t, "x", bool(h), family="underspecified" if h else None) for t, h in zip(ids, human)]
+    out = audit_results(ids, findings, labels)
+    vs = out["pipeline_vs_humans"]
+    tp, fp = int((p1 & human).sum()), int((p1 & ~human).sum())
+    fn, tn = int((~p1 & human).sum()), int((~p1 & ~human).sum())
+    assert vs["table"] == {"tp": tp, "fp": fp, "fn": fn, "tn": tn}  # p2's severity-1 flags are not in it
+    reference = cohens_kappa(np.array([[tp, fp], [fn, tn]]))
+    assert vs["kappa"] == pytest.approx(reference.kappa) and vs["se"] == pytest.approx(reference.std_kappa)
+    p_o, p_e = (tp + tn) / 60, ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / 60**2
+    assert vs["kappa"] == pytest.approx((p_o - p_e) / (1 - p_e)) and vs["raw_agreement"] == pytest.approx(p_o)
+    assert vs["precision"] == pytest.approx(tp / (tp + fp)) and vs["recall"] == pytest.approx(tp / (tp + fn))
+    assert vs["always_broken"] == pytest.approx(human.mean())  # calling every task broken agrees this often
+    assert "severity >= 2" in out["overall_rule"]
+
+
+def test_two_labels_give_too_few_labels_not_a_kappa_of_one():
+    ids = ["a", "b", "c"]
+    findings = [f("a", "p", True, 2), f("b", "p", False, 0), f("c", "p", False, 0)]
+    out = audit_results(ids, findings, [lab("a", "x", True, family="underspecified"), lab("b", "x", False)])
+    vs = out["pipeline_vs_humans"]
+    assert vs["too_few"] and np.isnan(vs["kappa"]) and np.isnan(vs["ci_low"]) and vs["n"] == 2
+    assert vs["raw_agreement"] == 1.0 and "too few labels" in vs["note"]
+    assert out["per_probe"]["p"]["vs_humans"]["too_few"]
+    pair = among_humans([lab(t, who, t == "a") for t in ids for who in "xy"], n_boot=50)
+    assert pair["kappa"]["too_few"] and pair["severity_alpha"]["too_few"]
+
+
+def test_the_broken_fraction_names_its_correction():
+    ids = [f"t{i}" for i in range(10)]
+    findings = [f(t, "p", i < 3, 2 if i < 3 else 0) for i, t in enumerate(ids)]
+    unlabelled = broken_fraction(task_flags(findings, ids), {})
+    assert unlabelled["method"] == "flag-share" and unlabelled["correction"].startswith("none: no human labels")
+    some = consensus([lab(f"t{i}", "x", i in (0, 1, 4)) for i in range(6)])
+    corrected = broken_fraction(task_flags(findings, ids), some)
+    assert corrected["correction"].startswith("f x P / R") and "6 labelled" in corrected["correction"]
+    every = consensus([lab(t, "x", i < 2) for i, t in enumerate(ids)])
+    assert broken_fraction(task_flags(findings, ids), every)["correction"].startswith("none needed")

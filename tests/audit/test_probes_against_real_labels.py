@@ -79,3 +79,18 @@ def test_underspecified_is_not_better_than_chance_on_openais_label(scored):
         s = scores[("underspecified", subset)]
         assert s["kappa_ci"][0] <= 0 <= s["kappa_ci"][1], (subset, s)
         assert s["recall"] < 0.2   # it flags few tasks: Lite's tests seldom need a name only the fix brings
+
+
+def test_the_overall_flag_is_at_chance_and_below_calling_every_task_broken(scored):
+    """The pipeline's overall flag (any probe at severity >= 2, as `audit --no-docker` runs them) against OpenAI's
+    broken label: kappa's interval holds 0, and its raw agreement is below the always-broken baseline."""
+    _, found = scored
+    rows = {(c.probe, c.subset): c for c in audit_labels.overall(audit_labels.load_tasks(), found)
+            if c.label == audit_labels.OPENAI_BROKEN}
+    whole = rows[("any probe, severity >= 2", "all labelled Lite")].scores()
+    assert whole["n"] == 231 and whole["table"] == [[51, 32], [79, 69]]
+    assert whole["kappa_ci"][0] < 0 < whole["kappa_ci"][1]
+    for subset in audit_labels.OVERALL_SUBSETS[:2]:
+        s = rows[("any probe, severity >= 2", subset)].scores()
+        (tp, _), (_, tn) = s["table"]
+        assert (tp + tn) / s["n"] < s["prevalence"], subset  # calling every task broken agrees more often

@@ -89,3 +89,30 @@ def test_agreement_table_and_bias():
     k = cohen_kappa(table)
     assert k.raw_agreement == pytest.approx(4 / 7) and k.precision == pytest.approx(0.5)
     assert k.recall == pytest.approx(2 / 3) and k.p_bias == pytest.approx(1.0)
+
+
+def test_below_the_minimum_n_there_is_no_kappa_nor_interval_only_too_few_labels():
+    from evalharness.stats.agreement import MIN_AGREEMENT_N
+
+    two = cohen_kappa([[1, 0], [0, 1]], min_n=MIN_AGREEMENT_N)  # was reported as 1.00 [1.00, 1.00]
+    assert two.too_few and "too few labels" in two.note
+    assert all(math.isnan(x) for x in (two.kappa, two.se, two.ci_low, two.ci_high))
+    assert two.raw_agreement == 1.0 and two.n == 2  # the counts stay
+    unguarded = cohen_kappa([[1, 0], [0, 1]])
+    assert unguarded.kappa == 1.0 and unguarded.ci_low == unguarded.ci_high == 1.0  # what the rule prevents
+    enough = cohen_kappa([[12, 4], [3, 11]], min_n=MIN_AGREEMENT_N)  # n = 30, the minimum itself
+    assert not enough.too_few and enough.ci_low < enough.kappa < enough.ci_high
+    alpha = krippendorff_alpha(np.array([[1, 0, 1], [1, 0, 0]], float), level="nominal", min_n=MIN_AGREEMENT_N)
+    assert alpha["too_few"] and math.isnan(alpha["alpha"]) and alpha["n_items"] == 3
+
+
+def test_the_minimum_n_is_where_a_moderate_kappas_interval_narrows_to_the_documented_width():
+    """MIN_AGREEMENT_N is the smallest n at which kappa 0.5 (balanced classes) has a 95% half-width <= 0.31."""
+    from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
+
+    from evalharness.stats.agreement import MAX_HALF_WIDTH, MIN_AGREEMENT_N, kappa_half_width
+
+    assert kappa_half_width(MIN_AGREEMENT_N) <= MAX_HALF_WIDTH < kappa_half_width(MIN_AGREEMENT_N - 1)
+    # the helper is statsmodels' large-sample SE: at n = 32 the table [[12, 4], [4, 12]] has kappa 0.5
+    assert kappa_half_width(32) == pytest.approx(1.959964 * sm_kappa(np.array([[12, 4], [4, 12]])).std_kappa)
+    assert sm_kappa(np.array([[12, 4], [4, 12]])).kappa == pytest.approx(0.5)

@@ -23,6 +23,7 @@ class ValidityProbe:
     family = "validity"
     version = 1
     needs = "task"
+    needs_environment = True  # its report comes from runs in the task's environment
     rule = (
         "Reads the task's current validation report (packs validate --run: one empty-patch run, gold-patch "
         "reruns). Flags gold_fails (the reference fix does not resolve: severity 3), gold_does_not_apply (3), "
