@@ -22,7 +22,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from evalharness.audit.context import AuditContext
 from evalharness.audit.findings import Finding, inputs_hash
@@ -39,7 +39,8 @@ from evalharness.trajectory import document, truncate
 from evalharness.trial import MODEL_UNAVAILABLE, Trial, TrialContext, agent_image, run_harness
 from evalharness.types import AgentResult, Budget, Harness, ModelEndpoint, TaskSpec
 
-__all__ = ["PROMPT_PATH", "VERDICT_FILE", "cli_investigator", "ensemble", "investigate", "investigation_context"]
+__all__ = ["PROMPT_PATH", "RULE", "VERDICT_FILE", "chosen_harness", "cli_investigator", "ensemble", "investigate",
+           "investigation_context"]
 
 VERSION = 1
 """Bumped when what the investigator is given or how its answer is read changes (resumed audits rerun)."""
@@ -51,6 +52,29 @@ DEFAULT_BUDGET = Budget(max_steps=60)
 """Per seed, unless the caller gives one: model calls (the pack's agent timeout bounds the wall time)."""
 EVIDENCE_COMMANDS, EVIDENCE_OUTPUT = 40, 600
 """Commands listed in a finding's evidence, and characters of each one's output (the trajectory has all)."""
+DEFAULT_HARNESS = "minimal"
+"""The harness ``--probe investigator`` runs when ``--investigator`` names none."""
+RULE = ("An agent (the harness of --investigator, or minimal with --probe investigator; the model of -m) audits the "
+        "task in a sealed sandbox (network none) holding the repository at base and, in /tmp/audit/, the statement, "
+        "the test patch, the gold patch, the test lists and the grader's test command, and writes a JSON verdict "
+        "(broken, family, severity 0-3, evidence) to /tmp/audit/verdict.json. One finding per seed (--seeds): ok "
+        "with a valid verdict, invalid when the file is missing or fails the schema, error when the engine or the "
+        "model API failed; the seeds' ensemble (seed -1) takes the most severe ok verdict.")
+"""The investigator's rule as ``evalharness audit probes`` lists it (it is no registered probe: it needs a model)."""
+
+
+def chosen_harness(harness: str | None, only: Sequence[str], skip: Sequence[str]) -> str | None:
+    """The investigator's harness from ``--investigator HARNESS``, ``--probe`` and ``--skip-probe`` (None: no
+    investigator). ``--probe investigator`` alone runs ``minimal``; ``--skip-probe investigator`` runs none and
+    contradicts ``--investigator``."""
+    if PROBE in skip:
+        if harness is not None:
+            raise UserError(f"--investigator {harness} and --skip-probe {PROBE} contradict each other",
+                            "leave one of them out")
+        return None
+    if harness is None and PROBE in only:
+        return DEFAULT_HARNESS
+    return harness
 
 
 @dataclass

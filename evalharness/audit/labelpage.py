@@ -3,12 +3,14 @@
 The page loads the queue from ``/api/queue`` and writes every piece of task text with ``textContent`` (never
 as HTML). ``__NONCE__`` is replaced by the server's per-start nonce, which the Content-Security-Policy asks of
 every script and style. Keys: b/c broken or clean, 0-3 severity, a family letter (``labelserve.FAMILY_KEYS``), t note,
-Enter save (then the next unlabelled task), n/p next/previous, x evidence open/closed, ? help.
+Enter save (then the next unlabelled task), n/p next/previous, x raw evidence open/closed, ? help. A task's
+findings (probes' and investigator's, ordered and summarised by the server: ``labelsummary``) show as one list,
+flagged first, each a line; the full reason and the raw evidence are folded away in a ``<details>``.
 """
 
 from evalharness import localpage
 
-PAGE = localpage.head("evalharness labels") + """main{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em}
+PAGE = localpage.head("evalharness labels") + """main{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em}main>div{min-width:0}
 section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.6em .9em;margin-bottom:1em;min-width:0}
 h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;letter-spacing:.04em}
 #statement{white-space:pre-wrap;overflow-wrap:anywhere}
@@ -16,9 +18,10 @@ h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;lette
  background:#f6f8fa;border-radius:4px;padding:.3em 0}
 .line{padding:0 .6em}.add{background:#dafbe1;color:#116329}.del{background:#ffebe9;color:#82071e}
 .hunk{background:#ddf4ff;color:#0550ae}.file{font-weight:700;color:#57606a}
-.finding{border-left:4px solid #d0d7de;padding:.2em .6em;margin:.5em 0}
+.finding{border-left:4px solid #d0d7de;padding:.2em .6em;margin:.4em 0}
+.oneline{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.finding summary{cursor:pointer;color:#57606a;font-size:.9em}#findings-line{font-weight:600;margin:.2em 0 .5em}
 .finding.flagged{border-color:#cf222e}.finding.clean{border-color:#1a7f37}.finding.other{border-color:#9a6700}
-.tag{display:inline-block;background:#eaeef2;border-radius:1em;padding:0 .6em;margin-left:.4em;font-size:.9em}
 .probe{font-weight:700}.empty{color:#6e7781;font-style:italic}.evkey{font-weight:600;margin-top:.3em}
 """ + localpage.BAR_STYLE + """<header><b id="who">loading</b><span id="position"></span><code id="taskid"></code>
 <span id="progress"></span><span>press <kbd>?</kbd> for keys</span></header>
@@ -27,8 +30,7 @@ h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;lette
   <section><h2>Statement</h2><div id="statement"></div></section>
   <section><h2>Tests that must pass (FAIL_TO_PASS)</h2><ul id="f2p" class="code"></ul>
    <div id="p2p" class="empty"></div></section>
-  <section><h2>Investigator verdicts</h2><div id="verdicts"></div></section>
-  <section><h2>Probe evidence</h2><div id="evidence"></div></section>
+  <section><h2>Findings, flagged first</h2><div id="findings-line"></div><div id="findings"></div></section>
  </div>
  <div>
   <section><h2>Test patch</h2><div id="tests" class="code"></div></section>
@@ -53,14 +55,14 @@ h2{font-size:1em;margin:.2em 0 .5em;color:#57606a;text-transform:uppercase;lette
  <li id="helpfamilies"></li>
  <li><kbd>t</kbd> write a note, <kbd>Esc</kbd> leave it, <kbd>Ctrl</kbd>+<kbd>Enter</kbd> save from it</li>
  <li><kbd>Enter</kbd> save and go to the next task you have not labelled</li>
- <li><kbd>n</kbd>/<kbd>p</kbd> (or arrows) next/previous task, <kbd>x</kbd> open or close the evidence,
+ <li><kbd>n</kbd>/<kbd>p</kbd> (or arrows) next/previous task, <kbd>x</kbd> open or close the findings' raw evidence,
   <kbd>Space</kbd>/<kbd>Shift</kbd>+<kbd>Space</kbd> scroll</li>
  <li><kbd>?</kbd> or <kbd>Esc</kbd> close this help</li></ul>
  <p>You see only your own labels. A broken task needs a family and severity 1-3.</p></div>
 <script nonce="__NONCE__">
 "use strict";
 let FAMILY_KEYS = {};
-let Q = null, at = 0, shownAt = 0, evidenceOpen = true;
+let Q = null, at = 0, shownAt = 0, evidenceOpen = false;
 """ + localpage.HELPERS + """function diffInto(node, text) {
   clear(node);
   if (!text) { node.appendChild(el("div", "line empty", "(none)")); return; }
@@ -73,18 +75,19 @@ let Q = null, at = 0, shownAt = 0, evidenceOpen = true;
     node.appendChild(el("div", "line " + cls, line === "" ? " " : line));
   }
 }
-function findingInto(node, f, title) {
+function findingInto(node, f) {
   const box = el("div", "finding " + (f.status !== "ok" ? "other" : f.flagged ? "flagged" : "clean"));
-  box.appendChild(el("span", "probe", title));
-  box.appendChild(el("span", "tag", f.status !== "ok" ? f.status : f.flagged ? "flags a defect" : "no defect"));
-  box.appendChild(el("span", "tag", f.family));
-  box.appendChild(el("span", "tag", "severity " + f.severity));
-  if (f.reason) box.appendChild(el("p", "reason", f.reason));
+  const line = el("div", "oneline");
+  line.title = f.summary;
+  line.appendChild(el("span", "probe", f.title + " "));
+  line.appendChild(el("span", "summary", f.summary));
+  box.appendChild(line);
   const ev = f.evidence || {}, keys = Object.keys(ev);
-  if (keys.length) {
+  if (f.reason || keys.length) {
     const det = el("details");
     det.open = evidenceOpen;
-    det.appendChild(el("summary", null, "evidence: " + keys.join(", ")));
+    det.appendChild(el("summary", null, "raw evidence" + (keys.length ? ": " + keys.join(", ") : "")));
+    if (f.reason) det.appendChild(el("p", "reason", f.reason));
     for (const k of keys) {
       det.appendChild(el("div", "evkey", k));
       const v = ev[k], code = el("div", "code");
@@ -96,11 +99,11 @@ function findingInto(node, f, title) {
   }
   node.appendChild(box);
 }
-function findingsInto(node, rows, none, title) {
-  clear(node);
-  if (Q.findings_hidden) { node.appendChild(el("p", "empty", "hidden for this labelling pass")); return; }
-  if (!rows.length) node.appendChild(el("p", "empty", none));
-  for (const f of rows) findingInto(node, f, title(f));
+function findingsInto(t) {
+  const node = clear($("findings"));
+  if (Q.findings_hidden) { $("findings-line").textContent = "hidden for this labelling pass"; return; }
+  $("findings-line").textContent = t.findings_line + (t.findings.length ? "" : " (run evalharness audit first)");
+  for (const f of t.findings) findingInto(node, f);
 }
 function draft() { return drafts[Q.tasks[at].task_id]; }
 function same(a, b) {
@@ -119,8 +122,7 @@ function show(index) {
   $("p2p").textContent = "and " + t.pass_to_pass + " PASS_TO_PASS tests";
   diffInto($("tests"), t.test_patch);
   diffInto($("gold"), t.gold_patch);
-  findingsInto($("verdicts"), t.verdicts, "no investigator verdict", (f) => "investigator, seed " + f.seed);
-  findingsInto($("evidence"), t.evidence, "no probe findings (run evalharness audit first)", (f) => f.probe);
+  findingsInto(t);
   if (!(t.task_id in drafts)) {
     const empty = {broken: null, severity: null, family: null, note: ""};
     drafts[t.task_id] = Object.assign(empty, Q.labels[t.task_id] || {});

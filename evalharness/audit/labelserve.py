@@ -4,7 +4,8 @@
 HTML, CSS and script inline, nothing fetched from elsewhere) and a JSON API the page calls:
 
 - ``GET /api/queue``: the queue in the annotator's order (``labels.annotator_order``) with *their own* latest
-  labels and progress count. Blinding: the server reads only this annotator's labels, so nothing it answers
+  labels and progress count; each task's findings in one list, flagged first, each with a one-line summary
+  (``page_item``, ``labelsummary``). Blinding: the server reads only this annotator's labels, so nothing it answers
   says what anyone else labelled or how many labels others gave. Several annotators label the same pack by
   each running a server with their own name (one after the other or at once, on the same store).
 - ``POST /api/labels``: one label as JSON (``task_id, broken, severity, family, note, seconds``). The annotator
@@ -27,6 +28,7 @@ from typing import Any
 from evalharness import localweb
 from evalharness.audit.labelpage import PAGE
 from evalharness.audit.labels import LabelError, QueueItem, annotator_order, parse_label
+from evalharness.audit.labelsummary import headline, page_findings
 
 PAYLOAD_KEYS = {"task_id", "broken", "severity", "family", "note", "seconds"}
 FAMILY_KEYS = {"v": "validity", "w": "too_weak_tests", "s": "overly_strict", "u": "underspecified",
@@ -57,7 +59,7 @@ class LabelSession:
     def queue(self) -> dict[str, Any]:
         own = self.own_labels()
         return {"pack": self.pack, "annotator": self.annotator, "family_keys": FAMILY_KEYS,
-                "findings_hidden": self.findings_hidden, "tasks": [item.to_json() for item in self.items],
+                "findings_hidden": self.findings_hidden, "tasks": [page_item(item) for item in self.items],
                 "labels": own, "progress": {"labelled": len(own), "total": len(self.items)}}
 
     def save(self, payload: Any) -> dict[str, Any]:
@@ -70,6 +72,14 @@ class LabelSession:
         own = self.own_labels()
         return {"ok": True, "task_id": label.task_id, "label": own[label.task_id],
                 "progress": {"labelled": len(own), "total": len(self.items)}}
+
+
+def page_item(item: QueueItem) -> dict[str, Any]:
+    """A queue item as the page gets it: its findings (probes' and investigator's) in one list, flagged first,
+    each with a one-line summary (``labelsummary``), and the line above them."""
+    data = item.to_json()
+    findings = page_findings(data.pop("evidence"), data.pop("verdicts"))
+    return {**data, "findings": findings, "findings_line": headline(findings)}
 
 
 def make_server(session: LabelSession, port: int = 0) -> ThreadingHTTPServer:

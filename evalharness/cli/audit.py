@@ -91,6 +91,7 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
       3    some findings are engine errors or crashed probes: run the same command again
       130  interrupted; findings stored so far are kept
     """
+    from evalharness.audit.investigator import chosen_harness
     from evalharness.audit.pipeline import Auditor
     from evalharness.packs import load_pack
 
@@ -101,6 +102,7 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
     left_out = _excluded(pack, excluded, exclude_from)
     chosen = [t for t in pack.tasks if (not tasks or t.instance_id in tasks) and t.instance_id not in left_out]
     probes = _chosen_probes(only, skip)
+    harness = chosen_harness(harness, only, skip)  # --probe investigator: minimal unless --investigator
     store = _audit_store(runs_dir, db)
     trials = _trials(store, run_ids, pack.name)
     ctx, cleanup, client = _context(pack, trials, no_docker, ca_bundle)
@@ -139,9 +141,9 @@ def _chosen_probes(only, skip):
     from evalharness.audit.probes import load_probes
 
     probes = load_probes()
-    unknown = sorted((set(only) | set(skip)) - set(probes))
+    unknown = sorted((set(only) | set(skip)) - set(probes) - {"investigator"})  # that one: chosen_harness
     if unknown:
-        raise UserError(f"no probe {', '.join(unknown)}", f"probes: {', '.join(probes)}")
+        raise UserError(f"no probe {', '.join(unknown)}", f"probes: {', '.join(probes)}, investigator")
     return [p for name, p in probes.items() if (not only or name in only) and name not in skip]
 
 
@@ -271,4 +273,7 @@ def probes_cmd() -> None:
 
     for name, probe in load_probes().items():
         click.echo(f"{name} ({probe.family}; needs {probe.needs}; v{probe.version})\n  {probe.rule}\n")
+    from evalharness.audit.investigator import RULE, VERSION
+
+    click.echo(f"investigator (any family; needs a harness and a model, Docker; v{VERSION})\n  {RULE}\n")
 from evalharness.cli import audit_label  # noqa: E402,F401  (registers `audit label`)

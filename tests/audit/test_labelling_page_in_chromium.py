@@ -1,9 +1,12 @@
 """The labelling page in a real headless Chromium, served by `evalharness audit label serve` as a real process:
 an annotator labels three tasks with the keyboard only and the labels (annotator, broken, family, severity, time)
-are in the store; a second annotator, served at the same time from the same store, sees none of them.
+are in the store; a second annotator, served at the same time from the same store, sees none of them. A task's
+findings show flagged first (highest severity first, an investigator verdict among the probes), a line each, with
+the raw evidence folded away until `x`.
 
 Pins: a page that needed the mouse, a statement's `<script>` that ran instead of showing, a refused label that
-looked saved, and a second annotator whose page or progress count gave away the first one's labels.
+looked saved, a second annotator whose page or progress count gave away the first one's labels, and a flagged
+finding shown below clean ones or buried in its raw evidence.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from browser_support import Served, browser, need_chromium  # noqa: F401 (browse
 from browser_support import keys as _keys, text as _text, wait_text as _wait_text
 from label_pack import HOSTILE, add_findings, make_pack
 
+from evalharness.audit.findings import Finding
 from evalharness.audit.labels import annotator_order
 from evalharness.store import Store
 
@@ -30,7 +34,11 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 def served(tmp_path):
     pack = make_pack(tmp_path)
     db = tmp_path / "labels.db"
-    add_findings(Store(f"sqlite:///{db}"))
+    store = Store(f"sqlite:///{db}")
+    add_findings(store)
+    store.record_finding("label-demo", Finding("html-parse", "leak", "solution_leak", False, 0, LONG_REASON))
+    store.record_finding("label-demo", Finding("html-parse", "mutants", "too_weak_tests", False, 0,
+                                               "no Docker: nothing graded", status="skipped"))
     started: list[Served] = []
 
     def start(annotator):
@@ -43,8 +51,34 @@ def served(tmp_path):
         s.kill()
 
 
+LONG_REASON = "no run of the gold patch's code in the statement; " + "compared runs of five tokens and more, " * 9
+
+
 def _on(driver):
     return sorted(b.get_property("textContent").split()[0] for b in driver.find_elements(By.CSS_SELECTOR, "button.on"))
+
+
+def _findings_flagged_first_a_line_each_evidence_folded(browser):
+    rows = browser.find_elements(By.CSS_SELECTOR, "#findings .finding")
+    lines = [r.find_element(By.CSS_SELECTOR, ".oneline") for r in rows]
+    shown = [line.get_property("textContent") for line in lines]
+    assert shown[:2] == ["investigator, seed 1 flags overly strict, severity 3: the test pins one error message",
+                         "underspecified flags underspecified, severity 2: tests require <b> handling"]
+    assert shown[2].startswith("leak no defect: no run of the gold patch's code") and shown[2].endswith("…")
+    assert shown[3] == "mutants skipped: no Docker: nothing graded"
+    assert [r.get_attribute("class") for r in rows] == ["finding flagged"] * 2 + ["finding clean", "finding other"]
+    assert _text(browser, "findings-line") == "2 of 4 findings flag a defect (highest severity 3)"
+    height = browser.execute_script("return parseFloat(getComputedStyle(arguments[0]).lineHeight)", lines[0])
+    assert all(line.size["height"] <= height + 1 for line in lines)  # each one line on the screen
+    assert browser.execute_script("return $('gold').getBoundingClientRect().right <= window.innerWidth")  # no overflow
+    details = browser.find_elements(By.CSS_SELECTOR, "#findings details")
+    raw = browser.find_element(By.XPATH, "//*[@id='findings']//div[@class='code'][contains(., 'alert(1)')]")
+    assert len(details) == 4 and not any(d.get_property("open") for d in details) and not raw.is_displayed()
+    assert raw.get_property("textContent") == '[\n  "<script>alert(1)</script>"\n]'  # as text, never as HTML
+    _keys(browser, "x")
+    assert all(d.get_property("open") for d in details) and raw.is_displayed()
+    _keys(browser, "x")
+    assert not any(d.get_property("open") for d in details)
 
 
 def test_an_annotator_labels_three_tasks_with_the_keyboard_and_a_second_sees_none_of_it(browser, served):
@@ -75,8 +109,7 @@ def test_an_annotator_labels_three_tasks_with_the_keyboard_and_a_second_sees_non
     assert _text(browser, "statement") == HOSTILE
     assert browser.find_elements(By.CSS_SELECTOR, "main script, main img, main b") == []
     assert browser.execute_script("return window.__injected") is None and "pwned" not in browser.title
-    assert "<script>alert(1)</script>" in _text(browser, "evidence")
-    assert "investigator, seed 1" in _text(browser, "verdicts")
+    _findings_flagged_first_a_line_each_evidence_folded(browser)
     added = [e.get_property("textContent") for e in browser.find_elements(By.CSS_SELECTOR, "#gold .add")]
     removed = [e.get_property("textContent") for e in browser.find_elements(By.CSS_SELECTOR, "#gold .del")]
     assert added == ["+    x = 3"] and removed == ["-    x = 2"]
