@@ -7,8 +7,9 @@ what each costs; then oracle and null runs of each pack.
 For each library, `evalharness packs inject --pack benchmarks/inject/<lib> --count N --out tasks/inject-<lib>`
 (the sdist fetched by name, version and sha256 at image build time; its own test suite), then
 `evalharness run -p tasks/inject-<lib> -H oracle -H null`, then writes BENCHMARKS.md ("## Injected defects,
-yield"): per library the mutants tried and kept, verdicts, per class tried/kept, kept per module, pre-screen
-seconds per mutant, validation seconds per candidate, oracle and null resolve rates.
+yield"): per library the mutants tried and kept, verdicts, rejections by reason, modules never mutated as test
+code, per class tried/kept, kept per module, pre-screen seconds per mutant, validation seconds per candidate,
+oracle and null resolve rates.
 `--report-only` skips the injection and runs and reads what the packs and run logs already hold.
 """
 
@@ -79,7 +80,8 @@ def section(libs: list[str], notes: list[str] = ()) -> str:
             classes.append(f"| {report['library']} | {name} | {v['tried']} | {v['kept']} | "
                            + ", ".join(f"{k} {n}" for k, n in v.items() if k not in ("tried", "kept", "ok")) + " |")
         lines.append(f"- {report['library']}: verdicts " + ", ".join(f"{k} {n}" for k, n in report["by_verdict"].items())
-                     + "; kept by module " + ", ".join(f"{m} {n}" for m, n in report["kept_by_module"].items()))
+                     + "; kept by module " + ", ".join(f"{m} {n}" for m, n in report["kept_by_module"].items())
+                     + _gate_line(report))
     return "\n".join([
         "`evalharness packs inject --pack benchmarks/inject/LIB --count 30` on two PyPI sdists (their own test",
         "suites, no network in the sandboxes), then `evalharness run -H oracle -H null` on each pack. Measured on",
@@ -95,6 +97,15 @@ def section(libs: list[str], notes: list[str] = ()) -> str:
         *rows, "", *lines, "",
         *[f"- {note}" for note in notes], "",
         "| library | class | tried | kept | other verdicts |", "|---|---|---|---|---|", *classes])
+
+
+def _gate_line(report: dict) -> str:
+    """Rejections by reason and modules never mutated, or a note for a report older than the gate."""
+    if "rejected_by_reason" not in report:
+        return "; (report made before the injection gate: no rejection reasons)"
+    rejected = ", ".join(f"{v} {r['count']}" for v, r in report["rejected_by_reason"].items()) or "none"
+    excluded = ", ".join(f"{p} ({why})" for p, why in report["excluded_modules"].items()) or "none"
+    return f"; rejected by reason {rejected}; never mutated (test code) {excluded}"
 
 
 def main() -> None:

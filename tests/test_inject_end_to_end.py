@@ -1,8 +1,9 @@
 """`packs inject` end to end in real Docker, on a small library built in the test: mutants its tests miss are
-reported as survivors, kept tasks validate, and the pack runs with oracle 100% and null 0%.
+reported as survivors, kept tasks validate, and the pack runs with oracle 100% and null 0%; the test helper the
+library ships is never mutated, ``while True`` is never negated, and kept tasks carry their gate results.
 
 Pins: an injected pack whose defects no test catches (null would "resolve" them) or whose gold patch is not
-the exact reverse of the defect (oracle fails), which only a real run shows.
+the exact reverse of the defect (oracle fails), which only a real run shows; a kept mutation of a test helper.
 """
 
 from __future__ import annotations
@@ -48,20 +49,42 @@ def clamp(value, low=0, high=10):
     return value
 
 
+def first_multiple(n, k):
+    m = n
+    while True:
+        if m % k == 0:
+            return m
+        m += 1
+
+
 def chunks(items, size=2):
     out = []
     for start in range(0, len(items), size):
         out.append(items[start:start + size])
     return out
 '''
+HELPER = '''"""Checks the tests share (shipped with the library, as numpy.testing or click.testing are)."""
+
+
+def check_pairs(function, pairs):
+    for args, want in pairs:
+        got = function(*args)
+        if got != want:
+            raise AssertionError("%r gave %r, not %r" % (args, got, want))
+'''
 TESTS = '''import pytest
 
 from geom.shapes import area, perimeter
-from geom.counting import chunks, clamp
+from geom.counting import chunks, clamp, first_multiple
+from geom.testing import check_pairs
 
 
 def test_area():
     assert area(2, 3) == 6
+
+
+def test_first_multiple():
+    check_pairs(first_multiple, [((7, 3), 9), ((9, 3), 9)])
 
 
 def test_area_rejects_negative():
@@ -100,6 +123,7 @@ def library(tmp_path_factory, base_image) -> Path:
     (repo / "geom" / "__init__.py").write_text("")
     (repo / "geom" / "shapes.py").write_text(SHAPES)
     (repo / "geom" / "counting.py").write_text(COUNTING)
+    (repo / "geom" / "testing.py").write_text(HELPER)
     (repo / "tests" / "test_geom.py").write_text(TESTS)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
@@ -123,13 +147,21 @@ def test_inject_keeps_caught_mutants_reports_the_rest_and_the_pack_runs(library,
         "negated_condition", "flipped_comparison", "wrong_boundary", "wrong_exception_type") for e in report["mutants"])
     assert not any(e["verdict"] in ("ok", "candidate") and e["function"] == "describe" for e in report["mutants"])
     assert sum(v["tried"] for v in report["by_class"].values()) == report["tried"]
+    assert report["excluded_modules"] == {"geom/testing.py": "named as a test helper (testing.py)"}
+    assert "never mutated: geom/testing.py" in done.stdout and "  rejected: survived" in done.stdout
+    assert not any(e["path"] == "geom/testing.py" or e["before"].startswith("while True") for e in report["mutants"])
+    assert sum(r["count"] for r in report["rejected_by_reason"].values()) == sum(
+        n for v, n in report["by_verdict"].items() if v not in ("ok", "not_needed"))
     for task in tasks:
         meta = task["metadata"]
         assert task["FAIL_TO_PASS"] and set(task["FAIL_TO_PASS"]).isdisjoint(task["PASS_TO_PASS"])
         assert meta["origin"] == "injected" and meta["mutation"] in report["by_class"]
         assert task["defect_patch"] and task["patch"]
+        assert set(meta["gate"]) >= {"library_code", "terminates", "not_wholesale", "statement_no_run_values"}
+        assert all(check["passed"] for check in meta["gate"].values())
         statement = task["problem_statement"]
         assert not re.search(r"\w\.py\b|\bline \d+", statement), statement
+        assert not re.search(r"0x[0-9a-fA-F]{4,}", statement), statement
         name = meta["function"].rsplit(".", 1)[-1]
         if not meta["test_calls_function"]:
             assert not re.search(rf"(?<![A-Za-z0-9]){name}(?![A-Za-z0-9])", statement), statement

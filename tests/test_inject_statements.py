@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from evalharness.sources.inject import mutations
-from evalharness.sources.inject.statement import (Failure, Location, display_name, location_leaks, public_calls,
-                                                  write_statement)
+from evalharness.sources.inject.statement import (Failure, Location, display_name, location_leaks,
+                                                  mask_differences, mask_run_values, public_calls, run_values,
+                                                  stable_messages, write_statement)
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = "def _bump(n):\n    return n + 1\n\n\ndef total(items):\n    return sum(_bump(i) for i in items)\n"
@@ -113,3 +114,124 @@ def test_committed_injected_statements_name_no_location(task):
     calls = {name} if meta.get("test_calls_function") else set()
     assert_names_no_location(task["problem_statement"], name, calls)
     assert meta["path"] not in task["problem_statement"]
+
+
+# --- run-specific values, from real pytest output -----------------------------------------------------------
+
+VOLATILE_LIB = '''import os
+import tempfile
+
+
+class Box:
+    def __init__(self, items=()):
+        self.items = list(items)
+
+
+def boxes(n):
+    return [Box() for _ in range(n)]
+
+
+def scratch():
+    return tempfile.mkdtemp()
+
+
+def owner():
+    return os.getpid()
+'''
+VOLATILE_TESTS = '''import os
+
+from vol.core import Box, boxes, owner, scratch
+
+
+def test_boxes_empty():
+    assert boxes(2) == []
+
+
+def test_box_is_none():
+    assert Box() is None
+
+
+def test_scratch_has_a_file():
+    path = scratch()
+    assert os.listdir(path) == ["a"], path
+
+
+def test_box_identity():
+    box = Box()
+    assert id(box) == 0
+
+
+def test_owner_is_root():
+    assert owner() == 0
+'''
+VOLATILE_GOLD = ("diff --git a/vol/core.py b/vol/core.py\n--- a/vol/core.py\n+++ b/vol/core.py\n@@ -11,2 +11,2 @@\n"
+                 " def boxes(n):\n-    return [Box() for _ in range(n + 1)]\n+    return [Box() for _ in range(n)]\n")
+ADDRESSISH = re.compile(r"0x[0-9a-fA-F]{4,}|\.\.\.[0-9a-fA-F]{4,}>|/tmp/(?!\.\.\.)|\b\d{6,}\b")
+
+
+def _pytest_messages(tree: Path, junit: Path) -> dict[str, str]:
+    """The failure messages of the failing tests, read the way the pre-screen reads a sandbox's run."""
+    import subprocess
+    import sys
+
+    from evalharness.sources.inject.prescreen import read_run
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
+                           f"--junitxml={junit}", "tests/test_vol.py"], cwd=tree, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree)})
+    run = read_run(junit.read_text(), done.stdout, done.returncode)
+    assert sorted(t for t, s in run.statuses.items() if s == "failed") == sorted(run.messages)
+    return run.messages
+
+
+def test_statements_from_real_pytest_output_hold_no_run_specific_values(tmp_path):
+    """Two injections of the same defect (each reads two runs of the failing tests, as the pipeline does; fresh
+    processes: new addresses, temp dirs, pids, ids) give the same statements, with no address left, not even the
+    tail pytest keeps when it cuts a long repr short (``[<vol.core.Box ...7f4a59861990>]``: no ``0x`` left for
+    the old pattern to mask, how an address reached a kept task), and a pid the library returns masked too."""
+    tree = tmp_path / "lib"
+    (tree / "vol").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "vol" / "__init__.py").write_text("")
+    (tree / "vol" / "core.py").write_text(VOLATILE_LIB)
+    (tree / "tests" / "test_vol.py").write_text(VOLATILE_TESTS)
+    files = {"vol/core.py": VOLATILE_LIB.encode(), "tests/test_vol.py": VOLATILE_TESTS.encode()}
+    where = Location("vol/core.py", "__init__", tuple(files))
+    runs = [_pytest_messages(tree, tmp_path / f"junit{i}.xml") for i in range(4)]
+    assert len(runs[0]) == 5
+    assert re.search(r"\.\.\.[0-9a-f]{4,}>", runs[0]["tests/test_vol.py::test_boxes_empty"])  # the cut repr
+    assert runs[0] != runs[1]  # the raw messages differ from run to run
+    statements = []
+    for first, second in (runs[:2], runs[2:]):
+        statements.append({t: write_statement([Failure(t, m)], library="vol 1.0", where=where,
+                                              gold_patch=VOLATILE_GOLD, files=files)
+                           for t, m in stable_messages(first, second).items()})
+    assert statements[0] == statements[1]
+    for test, text in statements[0].items():
+        assert text is not None, test
+        assert not ADDRESSISH.search(text), text
+        assert not run_values(text), text
+    assert re.search(r"\[<vol\.core\.\w*\.\.\.>\] == \[\]", statements[0]["tests/test_vol.py::test_boxes_empty"])
+    assert "<vol.core.Box object at 0x...>" in statements[0]["tests/test_vol.py::test_box_is_none"]
+    assert "/tmp/..." in statements[0]["tests/test_vol.py::test_scratch_has_a_file"]
+    assert "<id>" in statements[0]["tests/test_vol.py::test_box_identity"]
+    assert "assert <varies> == 0" in statements[0]["tests/test_vol.py::test_owner_is_root"]
+
+
+def test_what_differs_between_two_runs_is_masked_and_the_rest_kept():
+    a = "assert 1710 == 0\n +  where 1710 = owner()"
+    b = "assert 957 == 0\n +  where 957 = owner()"
+    assert mask_differences(a, b) == "assert <varies> == 0\n +  where <varies> = owner()"
+    assert mask_differences(a, a) == a
+    assert stable_messages({"t": "got <a.B object at 0x7f00aa11>"}, {"t": "got <a.B object at 0x7f99bb22>"}) == {
+        "t": "got <a.B object at 0x...>"}
+
+
+def test_masking_is_idempotent_and_leaves_ordinary_values():
+    text = ("assert [<pkg.Box ...7f4a5986>] == []\n +  where 139957308096208 = id(<pkg.Box object at 0x7f4a59a1fed0>)"
+            "\nPosixPath('/tmp/pytest-of-root/pytest-3/test_a0/x.txt') pid=4242 started 140211\n"
+            "assert 0xff == 255 and 1234567 == 7654321")
+    masked = mask_run_values(text)
+    assert mask_run_values(masked) == masked and not run_values(masked)
+    assert "[<pkg.Box ...>]" in masked and "where <id> = id(<pkg.Box object at 0x...>)" in masked
+    assert "PosixPath('/tmp/...')" in masked and "pid=<pid>" in masked and "started <started>" in masked
+    assert "0xff == 255 and 1234567 == 7654321" in masked  # a short literal and plain numbers are data

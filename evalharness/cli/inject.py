@@ -36,10 +36,12 @@ def inject_cmd(repo, source_pack, ref, count, out, seed, reruns, discover_reruns
     """Inject defects into library code (libcst mutations) and keep those the library's own tests catch.
 
     Mutation classes: flipped_comparison, off_by_one, wrong_boundary, dropped_branch, swapped_arguments,
-    changed_default, removed_call, wrong_exception_type, negated_condition, early_return. Each mutant is
-    pre-screened with the whole suite in one sandbox, then discovered and validated like every task
-    (empty patch = the defect, gold patch = its reverse). OUT/injection-report.json lists every mutant
-    tried with its verdict. Exit 0 when COUNT tasks were kept, 1 when fewer.
+    changed_default, removed_call, wrong_exception_type, negated_condition, early_return. Test files, test
+    helpers and pytest plugins are never mutated. Each mutant is pre-screened with the whole suite in one
+    sandbox, then discovered and validated like every task (empty patch = the defect, gold patch = its
+    reverse); mutants that hang, crash or break most of the suite are rejected. OUT/injection-report.json
+    lists every mutant tried with its verdict and counts rejections by reason; kept tasks carry their gate
+    results (metadata.gate). Exit 0 when COUNT tasks were kept, 1 when fewer.
 
     \b
     evalharness packs inject --pack benchmarks/inject/cachetools --count 30 --out tasks/inject-cachetools -j 2

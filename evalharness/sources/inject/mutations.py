@@ -18,6 +18,8 @@ from typing import Callable, Iterator
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from evalharness.sources.inject.gate import module_name
+
 Variant = "cst.CSTNode | cst.RemovalSentinel"
 
 
@@ -38,9 +40,7 @@ class Site:
     @property
     def module(self) -> str:
         """The dotted module of ``path`` ("src/pkg/a.py" -> "pkg.a"; a leading "src/" is a layout, not a name)."""
-        parts = self.path.removesuffix(".py").split("/")
-        parts = parts[1:] if parts[0] == "src" and len(parts) > 1 else parts
-        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        return module_name(self.path)
 
     @property
     def function_name(self) -> str:
@@ -174,9 +174,24 @@ def _negate(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.UnaryOperation(operator=cst.Not(), expression=test)
 
 
+_CONSTANTS = ("True", "False", "None", "TYPE_CHECKING", "__debug__")
+
+
+def _is_constant(test: cst.BaseExpression) -> bool:
+    """A condition that never changes: ``while True:``, ``if 0:``, ``if TYPE_CHECKING:``. Negating it makes a
+    loop that is never entered (or never left) or removes a block wholesale: the suite hangs or breaks, no task."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Attribute):
+        test = test.attr
+    return isinstance(test, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(test, cst.Name) and test.value in _CONSTANTS)
+
+
 def negated_condition(original, updated):
-    """The condition of an ``if``, ``elif``, ``while`` or conditional expression negated."""
-    if isinstance(original, (cst.If, cst.While, cst.IfExp)):
+    """The condition of an ``if``, ``elif``, ``while`` or conditional expression negated (never a constant one:
+    ``while True`` -> ``while not True`` is a loop never entered, not a defect a test describes)."""
+    if isinstance(original, (cst.If, cst.While, cst.IfExp)) and not _is_constant(original.test):
         return [updated.with_changes(test=_negate(updated.test))]
     return []
 

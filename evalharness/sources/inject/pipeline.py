@@ -1,16 +1,20 @@
 """`packs inject`: defects injected into a library, kept only when its own tests catch them (docs/injection.md).
 
 1. **Sites.** Every mutation site of every library module of the base tree (read from the base task
-   image, so it is exactly what tasks start from), ordered by ``select.spread`` with ``--seed``.
+   image, so it is exactly what tasks start from), ordered by ``select.spread`` with ``--seed``; test files,
+   test helpers and pytest plugins (``gate.test_only_modules``) are never mutated.
 2. **Pre-screen.** In one long-lived sandbox, the whole suite once per mutant, stopping at the first
-   failure: survivors (no test fails), crashes and time-outs are dropped.
+   failure: survivors (no test fails), crashes and mutants that hang are dropped.
 3. **Discover** (``Validator.discover``): the lists from fresh runs of the defect (empty patch) and the fix
-   (gold patch, the defect's reverse); mutants that break most of the suite, flaky ones and duplicates
-   (same failing tests, same change of code) are dropped.
-4. **Statement** from the failing tests and what they report (``statement.write_statement``), leak-checked.
-5. **Validate** (``Validator.validate``): fresh runs again; kept only when the verdict is ``ok``.
+   (gold patch, the defect's reverse); runs that did not complete, mutants that break most of the suite,
+   flaky ones and duplicates (same failing tests, same change of code) are dropped (``gate``).
+4. **Statement** from the failing tests and what they report (``statement.write_statement``), leak-checked,
+   run-specific values masked.
+5. **Validate** (``Validator.validate``): fresh runs again; kept only when the verdict is ``ok``, with the
+   gate's results in ``metadata.gate``.
 
-Stops when ``count`` tasks are kept or the sites run out; every mutant tried is in the report.
+Stops when ``count`` tasks are kept or the sites run out; every mutant tried is in the report, and every
+rejection is counted by reason.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ import yaml
 
 from evalharness.errors import ImageBuildError, SandboxError, TaskError, UserError
 from evalharness.packs import Pack, PackSpec, find_manifest
-from evalharness.sources.inject import mutations, prescreen, select
-from evalharness.sources.inject.statement import Failure, Location, public_calls, write_statement
+from evalharness.sources.inject import gate, mutations, prescreen, select
+from evalharness.sources.inject.statement import (Failure, Location, public_calls, run_values, stable_messages,
+                                                  write_statement)
 from evalharness.types import TaskSpec
 from evalharness.validation import VALIDATION_DIR, Lists, candidate, load_report, report_path
 
@@ -41,6 +46,18 @@ PYTEST_PINS = ["pytest==8.3.5", "pluggy==1.7.0", "iniconfig==2.3.1", "packaging=
 TEST_COMMAND = ("python -m pytest -rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit_xml} "
                 "{test_files}")
 Log = Callable[[str], None]
+REJECTIONS = {
+    "survived": "no test fails with the defect (an equivalent mutant, or a gap in the tests)",
+    "crashed": "the suite with the defect crashed or collected no tests",
+    "hangs": "the suite with the defect ran past its time-out",
+    "breaks_most": f"more than {gate.MOST:.0%} of the tests fail: the defect breaks the suite wholesale",
+    "flaky": "a test changed status between discovery runs",
+    "incomplete_run": "a discovery run timed out or died: no per-test evidence",
+    "duplicate": "the same tests fail for the same change of code as an earlier mutant",
+    "leak": "no failing test or message can be quoted without naming the mutated location",
+    "run_values": "the statement would show run-specific values (addresses, temporary paths, ids)",
+}
+"""Why a mutant is rejected, by verdict (other verdicts are the shared validation's, e.g. ``gold_fails``)."""
 
 
 def manifest_from_pack(source: Path, out: Path, name: str) -> dict:
@@ -113,6 +130,8 @@ class Injector:
     log: Log = print
     entries: list[dict] = field(default_factory=list)
     kept: list[TaskSpec] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
+    """Modules left out as test code (path -> why), though they look like library modules."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _seen: dict[tuple, str] = field(default_factory=dict)
 
@@ -147,7 +166,12 @@ class Injector:
 
     def _order(self, files: dict[str, bytes]) -> list[mutations.Site]:
         found = []
+        test_only = gate.test_only_modules(files)
         for path, source in mutations.iter_library_files(files):
+            if path in test_only:
+                self.excluded[path] = test_only[path]
+                self.log(f"note: {path} never mutated: {test_only[path]}")
+                continue
             try:
                 found += mutations.sites(source, path)
             except Exception as e:  # libcst cannot parse it (Python 2 code, a template): skip the file
@@ -185,7 +209,7 @@ class Injector:
                                           timeout)
             finally:
                 prescreen.write_source(box, workdir, site.path, original)
-            screen = prescreen.screen(base_run, run)
+            screen = prescreen.screen(base_run, run, timeout)
         mutant.screen = screen
         entry = {**_site_json(site), "verdict": screen.verdict, "reason": screen.reason, "prescreen_s": screen.seconds}
         if screen.verdict == "killed":
@@ -239,19 +263,11 @@ class Injector:
 
     def _check(self, mutant: Mutant, task: TaskSpec, files: dict[str, bytes], entry: dict) -> tuple[str, str]:
         previous = self._previous(mutant)
-        try:
-            lists = previous or self.validator.discover(task, reruns=self.discover_reruns)[0]
-        except (TaskError, ImageBuildError) as e:
-            return "env_build_failed", getattr(e, "reason", "") or str(e).splitlines()[0]
-        except SandboxError as e:
-            return "infra_error", str(e).splitlines()[0]
-        if lists.verdict != "ok":
-            return f"discovery_{lists.verdict}", lists.reason
-        if lists.flaky:
-            return "flaky", f"{len(lists.flaky)} test(s) changed status between runs: {sorted(lists.flaky)[:3]}"
+        found = self._discover(task, previous)
+        if isinstance(found, tuple):
+            return found
+        lists = found
         f2p = sorted(lists.FAIL_TO_PASS)
-        if prescreen.breaks_most(len(f2p), len(f2p) + len(lists.PASS_TO_PASS)):
-            return "breaks_most", f"{len(f2p)} of {len(f2p) + len(lists.PASS_TO_PASS)} tests fail"
         key = select.duplicate_key(set(f2p), mutations.hunk_code(mutant.defect_patch))
         with self._lock:
             if key in self._seen:
@@ -266,8 +282,12 @@ class Injector:
                                     files=files)
         if statement is None:
             return "leak", "no failing test and message can be quoted without naming the mutated location"
+        if run_values(statement):
+            return "run_values", f"the statement shows run-specific values: {run_values(statement)[:3]}"
         calls = set().union(*(public_calls(f.test, files) for f in failures))
-        metadata = {**task.metadata, "test_calls_function": mutant.site.function_name in calls}
+        checks = self._checks(mutant, lists)
+        metadata = {**task.metadata, "test_calls_function": mutant.site.function_name in calls,
+                    "gate": {c.name: {"passed": c.passed, "detail": c.detail} for c in checks}}
         task = task.model_copy(update={"FAIL_TO_PASS": lists.FAIL_TO_PASS, "PASS_TO_PASS": lists.PASS_TO_PASS,
                                        "problem_statement": statement, "metadata": metadata})
         entry["fail_to_pass"] = len(lists.FAIL_TO_PASS)
@@ -278,6 +298,42 @@ class Injector:
                     return "not_needed", "enough tasks were kept meanwhile"
                 self.kept.append(task)
         return report["verdict"], report.get("reason", "")
+
+    def _discover(self, task: TaskSpec, previous: Lists | None) -> Lists | tuple[str, str]:
+        """The lists of ``task``, or (verdict, reason) when discovery makes no task: its runs did not complete
+        (only complete runs are evidence), or the gate rejects its lists."""
+        if previous is not None:
+            return previous
+        try:
+            lists, base, gold = self.validator.discover(task, reruns=self.discover_reruns)
+        except (TaskError, ImageBuildError) as e:
+            return "env_build_failed", getattr(e, "reason", "") or str(e).splitlines()[0]
+        except SandboxError as e:
+            return "infra_error", str(e).splitlines()[0]
+        rejected = gate.runs_rejection([(r.outcome, r.seconds) for r in base], [(r.outcome, r.seconds) for r in gold])
+        if rejected:
+            return rejected
+        if lists.verdict != "ok":
+            return f"discovery_{lists.verdict}", lists.reason
+        rejected = gate.lists_rejection(len(lists.FAIL_TO_PASS), len(lists.PASS_TO_PASS), sorted(lists.flaky))
+        return rejected or lists
+
+    def _checks(self, mutant: Mutant, lists: Lists) -> list[gate.Check]:
+        """The gate results a kept task carries (deterministic: no timings, so a resumed run writes the same)."""
+        f2p, total = len(lists.FAIL_TO_PASS), len(lists.FAIL_TO_PASS) + len(lists.PASS_TO_PASS)
+        return [
+            gate.Check("library_code", True, f"{mutant.site.path} is library code, not a test file, test helper "
+                                             "or pytest plugin"),
+            gate.Check("terminates", True, "not a constant condition; the pre-screen run finished in time (4x the "
+                                           "base run + 10 s); every discovery run completed"),
+            gate.Check("not_wholesale", True, f"{f2p} of {total} tests fail (at most {gate.MOST:.0%})"),
+            gate.Check("stable", True, "no test changed status between discovery runs"),
+            gate.Check("distinct", True, "no earlier mutant fails the same tests with the same change of code"),
+            gate.Check("statement_no_location", True, "the statement names no file, line, or mutated function "
+                                                      "the failing tests do not call"),
+            gate.Check("statement_no_run_values", True, "no memory address, temporary path, process or object id "
+                                                        "in the statement"),
+        ]
 
     def _previous(self, mutant: Mutant) -> Lists | None:
         """The lists of this mutant's task from the ok validation report an earlier, interrupted injection
@@ -295,12 +351,13 @@ class Injector:
                      sorted(t for t, v in tests.items() if v["list"] == "PASS_TO_PASS"), reason="resumed")
 
     def _messages(self, task: TaskSpec, tests: list[str]) -> dict[str, str]:
-        """What each failing test reports with the defect: its tests run once in a sandbox of the task image."""
+        """What each failing test reports with the defect: its tests run twice in a sandbox of the task image,
+        and what differs between the two runs (an address, a process id) masked."""
         spec = self.pack.spec_for(task)
+        command = prescreen.suite_command(spec.test_command, tests=tests[:20])
         with self.sandbox(self.images.task_image(self.pack, task), spec, task) as box:
-            run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, tests=tests[:20]),
-                                      spec.timeouts.tests_s)
-        return run.messages
+            first, second = [prescreen.run_suite(box, command, spec.timeouts.tests_s) for _ in range(2)]
+        return stable_messages(first.messages, second.messages)
 
     def _entry(self, mutant: Mutant) -> dict:
         return next(e for e in self.entries if e["site"] == mutant.site.key)
@@ -319,11 +376,22 @@ class Injector:
                   "prescreen_s_per_mutant": round(sum(screened) / len(screened), 2) if screened else None,
                   "validate_s_per_candidate": round(sum(validated) / len(validated), 1) if validated else None,
                   "by_verdict": dict(sorted(Counter(e["verdict"] for e in tried).items())),
+                  "rejected_by_reason": rejected_by_reason(tried),
+                  "excluded_modules": dict(sorted(self.excluded.items())),
                   "by_class": _by_class(tried),
                   "kept_by_module": dict(sorted(Counter(t.metadata["module"] for t in kept).items())),
                   "mutants": tried}
         (out / REPORT).write_text(json.dumps(report, indent=1) + "\n")
         return report
+
+
+def rejected_by_reason(entries: list[dict]) -> dict:
+    """Rejected mutants counted by verdict, most first, each with why (every verdict but ``ok`` and
+    ``not_needed``: a validated candidate left over once enough tasks were kept is not rejected)."""
+    counts = Counter(e["verdict"] for e in entries if e["verdict"] not in ("ok", "not_needed", "not_tried"))
+    return {v: {"count": n, "why": REJECTIONS.get(v) or next(e.get("reason", "") for e in entries
+                                                             if e["verdict"] == v)}
+            for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))}
 
 
 def _by_class(entries: list[dict]) -> dict:
@@ -345,4 +413,6 @@ def summary_lines(report: dict) -> list[str]:
              "  verdicts: " + ", ".join(f"{v} {n}" for v, n in report["by_verdict"].items()),
              "  kept by class: " + ", ".join(f"{c} {v['kept']}/{v['tried']}" for c, v in report["by_class"].items()),
              "  kept by module: " + ", ".join(f"{m} {n}" for m, n in report["kept_by_module"].items())]
+    lines += [f"  rejected: {v} {r['count']} ({r['why']})" for v, r in report.get("rejected_by_reason", {}).items()]
+    lines += [f"  never mutated: {p} ({why})" for p, why in report.get("excluded_modules", {}).items()]
     return lines

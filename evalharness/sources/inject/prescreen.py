@@ -1,6 +1,6 @@
 """The cheap pre-screen: the whole suite once per mutant, in one long-lived sandbox of the base task image.
 
-It only sorts mutants out (survived, crashed, timed out); the ones it keeps go
+It only sorts mutants out (survived, crashed, hangs); the ones it keeps go
 through the shared discovery and validation path (``validation.Validator``), with fresh sandboxes.
 """
 
@@ -18,8 +18,6 @@ from evalharness.templating import fill
 
 JUNIT = "/tmp/eh-inject-junit.xml"
 PASSING = ("passed", "xfail", "skipped")
-MOST = 0.5
-"""A mutant that fails more than this share of the passing tests breaks most of the suite: not a task."""
 
 
 @dataclass
@@ -36,8 +34,8 @@ class SuiteRun:
 
 @dataclass
 class Screen:
-    """A mutant's pre-screen verdict: ``killed`` (a candidate), ``survived``, ``crashed``, ``breaks_most``
-    or ``timed_out``; for ``killed``, the tests that fail and what they said."""
+    """A mutant's pre-screen verdict: ``killed`` (a candidate), ``survived``, ``crashed`` or ``hangs`` (the suite
+    ran past the time-out); for ``killed``, the tests that fail and what they said."""
 
     verdict: str
     failing: dict[str, str] = field(default_factory=dict)
@@ -80,11 +78,18 @@ def run_suite(box, command: str, timeout: float) -> SuiteRun:
         xml = box.read_file(JUNIT).decode(errors="replace")
     except FileNotFoundError:
         xml = None
-    run = SuiteRun({}, exit_code=result.exit_code, timed_out=result.timed_out, seconds=seconds)
+    run = read_run(xml, result.output, result.exit_code)
+    run.timed_out, run.seconds = result.timed_out, seconds
+    return run
+
+
+def read_run(xml: str | None, output: str, exit_code: int) -> SuiteRun:
+    """Pure: a suite run from its JUnit XML (None when the run wrote none) and its output."""
+    run = SuiteRun({}, exit_code=exit_code)
     if xml is None:
         return run
     try:
-        run.statuses = {k: v.value for k, v in parse_junit(TestRun(result.output, result.exit_code, xml)).items()}
+        run.statuses = {k: v.value for k, v in parse_junit(TestRun(output, exit_code, xml)).items()}
     except ValueError:
         return run
     run.messages, run.collection_errors = _messages(xml, run.statuses)
@@ -113,11 +118,14 @@ def _messages(xml: str, statuses: dict[str, str]) -> tuple[dict[str, str], list[
     return messages, errors
 
 
-def screen(base: SuiteRun, run: SuiteRun) -> Screen:
-    """Pure: the verdict of a mutant's suite run (stopped at its first failure or not) against the base run."""
+def screen(base: SuiteRun, run: SuiteRun, timeout: float | None = None) -> Screen:
+    """Pure: the verdict of a mutant's suite run (stopped at its first failure or not) against the base run;
+    ``timeout`` is the limit the run had (named in a ``hangs`` reason)."""
     passing = {t for t, s in base.statuses.items() if s in ("passed", "xfail")}
     if run.timed_out:
-        return Screen("timed_out", seconds=run.seconds, reason="the suite timed out")
+        limit = f"the {timeout:.0f} s limit" if timeout else "its time limit"
+        return Screen("hangs", seconds=run.seconds, reason=f"the suite ran past {limit} (the base run took "
+                      f"{base.seconds:.1f} s): the mutant makes it hang")
     if not run.statuses or run.collection_errors:
         return Screen("crashed", seconds=run.seconds, reason=f"no test results (exit {run.exit_code})"
                       if not run.statuses else f"collection errors: {', '.join(run.collection_errors[:3])}")
@@ -129,11 +137,6 @@ def screen(base: SuiteRun, run: SuiteRun) -> Screen:
     if missing:
         return Screen("crashed", seconds=run.seconds, reason=f"{len(missing)} tests did not run, e.g. {missing[0]}")
     return Screen("survived", seconds=run.seconds, reason="no test fails")
-
-
-def breaks_most(failing: int, total: int) -> bool:
-    """More than ``MOST`` of the suite fails: the mutant breaks the library, it does not make a task."""
-    return failing > MOST * total
 
 
 def write_source(box, workdir: str, path: str, text: str) -> None:

@@ -13,6 +13,7 @@ import ast
 import re
 import threading
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Iterable
 
 from evalharness.sources.leak import check_statement
@@ -22,7 +23,13 @@ MAX_LINES = 12
 MAX_LINE_CHARS = 160
 _PATHLIKE = re.compile(r"[\w.\-/\\]*\w\.(?:py|pyc|pyi|pyx)\b")
 _LINE = re.compile(r"\blines?\s*\d+|:\d+(?::\d+)?\b|#L\d+", re.IGNORECASE)
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}|(?<=\bat )0x[0-9a-fA-F]+")
+_CUT_ADDRESS = re.compile(r"(?<=\.\.\.)(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{4,}(?=>)")
+"""The tail of an address pytest's saferepr cut in the middle: ``<mod.Foo ...7f4a59861990>`` (no ``0x`` left)."""
+_TEMP_PATH = re.compile(r"(?:/private)?(?:/var/folders/[^\s'\"]+?/T|/tmp)/(?!\.\.\.)[^\s'\"(),\]>:]+")
+_VOLATILE_CALL = re.compile(r"\bwhere (-?\d+) = (?:<built-in function |<function |[\w.]*\.)?"
+                            r"(id|hash|getpid|getppid|get_ident|get_native_id|time|time_ns|monotonic|perf_counter)\b")
+_LABELLED = re.compile(r"\b(pid|ppid|thread|ident|started(?: daemon)?)([ =:]+)\d{2,}\b", re.IGNORECASE)
 _PARSE_LOCK = threading.Lock()
 
 
@@ -98,8 +105,49 @@ def names(text: str, function: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])", text) is not None
 
 
+def mask_run_values(text: str) -> str:
+    """``text`` with what differs from run to run masked: memory addresses (``0x...``, also the tail pytest
+    leaves of one it cut short), temporary paths (``/tmp/...``), and process ids, object ids, hashes and clock
+    readings that pytest's assertion rewriting shows (``where 139957308096208 = id(...)``)."""
+    for value, name in {(m.group(1), m.group(2)) for m in _VOLATILE_CALL.finditer(text)}:
+        text = re.sub(rf"(?<![\w.]){re.escape(value)}(?![\w.])", f"<{name}>", text)
+    text = _LABELLED.sub(lambda m: f"{m.group(1)}{m.group(2)}<{m.group(1).split()[0].lower()}>", text)
+    text = _ADDRESS.sub("0x...", text)
+    text = _CUT_ADDRESS.sub("", text)
+    return _TEMP_PATH.sub(lambda m: "/tmp/...", text)
+
+
+def run_values(text: str) -> list[str]:
+    """What in ``text`` still differs from run to run (``mask_run_values`` leaves none)."""
+    patterns = (_ADDRESS, _CUT_ADDRESS, _TEMP_PATH, _VOLATILE_CALL)
+    return [m.group() for pattern in patterns for m in pattern.finditer(text)]
+
+
+VARIES = "<varies>"
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def mask_differences(first: str, second: str) -> str:
+    """``first`` with what differs in ``second`` (the same test's message from another run) masked as
+    ``<varies>``: the run-specific values no pattern knows, e.g. a process id a library function returns."""
+    a, b = _TOKEN.findall(first), _TOKEN.findall(second)
+    out: list[str] = []
+    for op, i1, i2, _, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out += a[i1:i2]
+        elif not out or out[-1] != VARIES:
+            out.append(VARIES)
+    return "".join(out)
+
+
+def stable_messages(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
+    """Each test's message of ``first`` with run-specific values masked: by pattern (``mask_run_values``), and
+    where ``second``, another run of the same tests, says something else (``mask_differences``)."""
+    return {t: mask_differences(mask_run_values(m), mask_run_values(second.get(t, m))) for t, m in first.items()}
+
+
 def _clean(message: str) -> list[str]:
-    lines = [_ADDRESS.sub("0x...", line.rstrip()) for line in message.strip().splitlines()]
+    lines = [line.rstrip() for line in mask_run_values(message.strip()).splitlines()]
     lines = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " ..." for line in lines]
     return lines[:MAX_LINES] + (["..."] if len(lines) > MAX_LINES else [])
 
