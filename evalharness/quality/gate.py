@@ -37,15 +37,16 @@ class Thresholds:
 DEFAULT = Thresholds()
 
 VERDICTS = {
+    "gold_too_large": "the gold patch is larger than the size cap (--max-gold-bytes)",
+    "gold_generated": "the gold patch changes generated, compiled, vendored, minified or lock files",
+    "gold_data_dominated": "most of the gold patch's changed lines are data (data files, literal tables)",
     "changelog": "the statement is a changelog or release note, not a description of behaviour",
     "ci_note": "the statement is a CI, tooling, formatting or dependency note, not a description of behaviour",
     "bare_title": "the statement is a bare title: too short, or short and naming no code, to tell what to build",
     "unseen_commit": "the statement points at a commit the agent cannot see (a revert, a commit hash)",
-    "gold_too_large": "the gold patch is larger than the size cap (--max-gold-bytes)",
-    "gold_generated": "the gold patch changes generated, compiled, vendored, minified or lock files",
-    "gold_data_dominated": "most of the gold patch's changed lines are data (data files, literal tables)",
 }
-"""Every check of the gate, named as the verdict a candidate gets when it fails."""
+"""Every check of the gate, in the order it runs (gold patch, then statement), named as the verdict a candidate
+gets when it fails."""
 
 
 @dataclass(frozen=True)
