@@ -57,8 +57,9 @@ def history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     shas["no_fix"] = commit(repo, "mul(0, x) should be 0\n\nMultiplying zero by any number must give zero.", {
         "lib.py": (repo / "lib.py").read_text().replace("return a * b", "return b * a"),
         "test_lib.py": with_test + "\n\ndef test_mul_zero():\n    assert mul(0, 7) == 0\n"})
-    shas["flaky"] = commit(repo, "Toss a coin\n\nThe coin has SIDES sides, and each toss should land on one of them.", {"lib.py": (repo / "lib.py").read_text() + "\n\nSIDES = 64\n",
-                                                 "test_coin.py": COIN})
+    toss = "Toss a coin\n\nEvery toss of the coin should land on one of its sides, whichever side comes up."
+    shas["flaky"] = commit(repo, toss, {"lib.py": (repo / "lib.py").read_text() + "\n\nSIDES = 64\n",
+                                        "test_coin.py": COIN})
     return repo, shas
 
 

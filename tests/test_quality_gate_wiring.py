@@ -25,7 +25,8 @@ LIB = "def clamp(value, low, high):\n    return max(low, min(value, high - 1))\n
 FIXED = "def clamp(value, low, high):\n    return max(low, min(value, high))\n"
 TEST = "from calc import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n"
 UPPER = TEST + "\n\ndef test_upper():\n    assert clamp(10, 0, 10) == 10\n"
-GOOD = "clamp() never returns the upper bound\n\n`clamp(10, 0, 10)` gives 9; the interval is closed, so it should be 10."
+GOOD = ("clamp() never returns the upper bound\n\n"
+        "`clamp(10, 0, 10)` gives 9; the interval is closed, so it should be 10.")
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -81,7 +82,8 @@ def miner(tmp_path: Path, repo: Path, **kwargs) -> m.Miner:
 def test_mining_rejects_by_check_counts_each_reason_and_a_candidate_carries_its_gate(tmp_path, repo):
     rewrites = []
     validator = RecordingValidator()
-    mined = miner(tmp_path, repo, validator=validator, rewriter=lambda text, tests, leaks: rewrites.append(text) or text)
+    mined = miner(tmp_path, repo, validator=validator,
+                  rewriter=lambda text, tests, leaks: rewrites.append(text) or text)
     commits = mined.history.commits("main", None, None)
     lines: list[str] = []
     report = m.mine(mined.pack.root, mined.history, commits, mined, log=lines.append)

@@ -19,7 +19,8 @@ from support import SHARED
 
 MINING = SHARED / "research-data" / "mining-repos"
 LITE = SHARED / "research-data" / "swebench-lite" / "swe-bench-lite.json"
-REPOS = {"humanize": MINING / "python-humanize__humanize.git", "more-itertools": MINING / "more-itertools__more-itertools.git"}
+REPOS = {"humanize": MINING / "python-humanize__humanize.git",
+         "more-itertools": MINING / "more-itertools__more-itertools.git"}
 
 
 def failed(text: str, **kwargs) -> list[str]:

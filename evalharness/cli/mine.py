@@ -41,14 +41,15 @@ from evalharness.quality.gate import Thresholds
 @MAX_GOLD_BYTES
 @CA_BUNDLE
 def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reruns, workers, issues_file,
-             rewrite_model, api_base, api_key_env, python, pip, setup, test_command, max_gold_bytes, ca_bundle) -> None:
+             rewrite_model, api_base, api_key_env, python, pip, setup, test_command, max_gold_bytes,
+             ca_bundle) -> None:
     """Mine tasks from first-parent history: commits changing library code and tests, validated in Docker.
 
     Every commit of the range gets a verdict in OUT/mining-report.json (ok, no_tests_touched,
     no_library_code, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, gold_too_large,
     gold_generated, gold_data_dominated, nothing_fails_at_base, gold_fails, flaky, env_build_failed,
-    infra_error, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same command again keeps finished candidates
-    and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
+    infra_error, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
+    command again keeps finished candidates and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
     (rejections are normal), 1 when no task was kept, 3 when some candidate ended in infra_error.
 
     \b

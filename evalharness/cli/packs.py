@@ -122,7 +122,8 @@ def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force, max_
     from evalharness.sources.swebench import import_swebench
 
     report = import_swebench(source, out, name=name, recipes=recipes, repo_mirror=repo_mirror, split=split,
-                             force=force, thresholds=Thresholds(max_gold_bytes=max_gold_bytes), log=click.echo).to_json()
+                             force=force, thresholds=Thresholds(max_gold_bytes=max_gold_bytes),
+                             log=click.echo).to_json()
     click.echo(f"{out}: {report['tasks']} tasks of {len(report['repos'])} repositories; "
                f"{report['with_recipe']} with an environment recipe, {len(report['without_recipe'])} without")
     for reason, count in sorted(report["without_recipe_by_reason"].items(), key=lambda kv: -kv[1]):

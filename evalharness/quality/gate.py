@@ -7,7 +7,6 @@ that passes keeps its name and says why it passed, so a kept task's record shows
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 
@@ -96,8 +95,3 @@ def run_gate(statement: str | None, patch: str | None, *, project: str = "", nam
         checks += check_statement(statement, project=project, names=names, thresholds=thresholds)
     return Gate(checks)
 
-
-def counts(gates: dict[str, Gate]) -> dict[str, int]:
-    """How many tasks each check rejects (a task failing two checks counts under both)."""
-    by = Counter(c.name for gate in gates.values() for c in gate.failed)
-    return {name: by[name] for name in VERDICTS if by.get(name)}

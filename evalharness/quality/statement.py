@@ -52,7 +52,8 @@ _RELEASE = re.compile(
     r"|^prepar\w*\s+(?:for\s+)?(?:the\s+)?(?:release|v?\d+\.\d)"    # Prepare release 3.0
     r"|^release\s+notes\b", re.I)
 _CHANGELOG_FILE = re.compile(r"\bchange ?logs?\b|\brelease notes\b|(?-i:\b(?:CHANGES|HISTORY|NEWS)\b)", re.I)
-_NOTE_ITEM = re.compile(r"\(#\d+\)|(?<!\w)#\d+\b|\bby @[\w-]+|\bin https?://|→|->\s*v?\d|\bv?\d+(?:\.\d+)+\s*(?:to)\s+v?\d")
+_NOTE_ITEM = re.compile(r"\(#\d+\)|(?<!\w)#\d+\b|\bby @[\w-]+|\bin https?://|→|->\s*v?\d"
+                        r"|\bv?\d+(?:\.\d+)+\s*(?:to)\s+v?\d")
 
 _TOOLS = ("ci", "github actions?", "github-actions", "gha", "workflows?", "travis", "appveyor", "circleci",
           "azure pipelines", r"pre-commit(?:\.ci)?", "prek", r"tox(?:\.ini)?", "nox", "flake8", "ruff", "pylint",

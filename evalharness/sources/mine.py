@@ -222,8 +222,8 @@ class Miner:
         entry["examined"] = True
         task = candidate(instance_id=entry["instance_id"], repo=self.history.name, base_commit=commit.parent,
                          problem_statement=text, patch=gold, test_patch=test_patch, created_at=commit.date,
-                         metadata={"origin": "mined", "commit": commit.sha, "statement_source": entry["statement_source"],
-                                   "gate": entry["gate"]})
+                         metadata={"origin": "mined", "commit": commit.sha,
+                                   "statement_source": entry["statement_source"], "gate": entry["gate"]})
         try:
             lists, base, with_gold = self.validator.discover(task, reruns=self.discover_reruns)
         except TaskError as e:
