@@ -54,11 +54,12 @@ def history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     shas["no_tests"] = commit(repo, "Describe mul", {"lib.py": fixed.replace("def mul(a, b):\n",
                                                                              "def mul(a, b):\n    \"\"\"a times b\"\"\"\n")})
     with_test = TEST + "\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    shas["no_fix"] = commit(repo, "mul(0, x) should be 0", {
+    shas["no_fix"] = commit(repo, "mul(0, x) should be 0\n\nMultiplying zero by any number must give zero.", {
         "lib.py": (repo / "lib.py").read_text().replace("return a * b", "return b * a"),
         "test_lib.py": with_test + "\n\ndef test_mul_zero():\n    assert mul(0, 7) == 0\n"})
-    shas["flaky"] = commit(repo, "Toss a coin", {"lib.py": (repo / "lib.py").read_text() + "\n\nSIDES = 64\n",
-                                                 "test_coin.py": COIN})
+    toss = "Toss a coin\n\nEvery toss of the coin should land on one of its sides, whichever side comes up."
+    shas["flaky"] = commit(repo, toss, {"lib.py": (repo / "lib.py").read_text() + "\n\nSIDES = 64\n",
+                                        "test_coin.py": COIN})
     return repo, shas
 
 

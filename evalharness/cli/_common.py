@@ -7,12 +7,16 @@ from pathlib import Path
 import click
 
 from evalharness.errors import UserError
+from evalharness.quality.gate import DEFAULT as GATE_DEFAULT
 
 RUNS_DIR = click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
                         help="Folder of run folders; the default database lives there too.")
 CA_BUNDLE = click.option("--ca-bundle", type=click.Path(exists=True, path_type=Path), default=None,
                          help="CA bundle copied into images so pip works behind TLS-intercepting proxies "
                               "(default: the host's bundle when present).")
+MAX_GOLD_BYTES = click.option("--max-gold-bytes", type=click.IntRange(min=1), default=GATE_DEFAULT.max_gold_bytes,
+                              show_default=True,
+                              help="Quality gate: a larger gold patch is rejected as gold_too_large (docs/mining.md).")
 DB = click.option("--db", default=None, help="Database URL or SQLite path (default: RUNS_DIR/evalharness.db).")
 
 

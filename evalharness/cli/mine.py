@@ -9,9 +9,10 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE, grading_validator
+from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES, grading_validator
 from evalharness.cli.packs import _raise_interrupt, packs_cmd
 from evalharness.errors import UserError
+from evalharness.quality.gate import Thresholds
 
 
 @packs_cmd.command("mine")
@@ -37,15 +38,18 @@ from evalharness.errors import UserError
 @click.option("--pip", "pip", multiple=True, help="Test requirements (repeatable; replace the detected ones).")
 @click.option("--setup", "setup", multiple=True, help="Setup commands (repeatable; replace 'pip install -e .').")
 @click.option("--test-command", default=None, help="Test command (default: guarded pytest on {test_files}).")
+@MAX_GOLD_BYTES
 @CA_BUNDLE
 def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reruns, workers, issues_file,
-             rewrite_model, api_base, api_key_env, python, pip, setup, test_command, ca_bundle) -> None:
+             rewrite_model, api_base, api_key_env, python, pip, setup, test_command, max_gold_bytes,
+             ca_bundle) -> None:
     """Mine tasks from first-parent history: commits changing library code and tests, validated in Docker.
 
     Every commit of the range gets a verdict in OUT/mining-report.json (ok, no_tests_touched,
-    no_library_code, leak, nothing_fails_at_base, gold_fails, flaky, env_build_failed, infra_error, ...);
-    validated tasks go to OUT/tasks.jsonl. Running the same command again keeps finished candidates
-    and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
+    no_library_code, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, gold_too_large,
+    gold_generated, gold_data_dominated, nothing_fails_at_base, gold_fails, flaky, env_build_failed,
+    infra_error, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
+    command again keeps finished candidates and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
     (rejections are normal), 1 when no task was kept, 3 when some candidate ended in infra_error.
 
     \b
@@ -83,7 +87,8 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
                        err=True)
         rewriter = m.model_rewriter(endpoint)
     click.echo(f"{history.url}: {len(commits)} first-parent commit(s) in range (newest first)")
-    report = _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle)
+    report = _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
+                  Thresholds(max_gold_bytes=max_gold_bytes))
     for line in m.summary_lines(report):
         click.echo(line)
     click.echo(f"report: {out / m.REPORT}; next: evalharness run -p {out} -H oracle -H null")
@@ -103,12 +108,14 @@ def _read_records(path: Path) -> list:
     return data if isinstance(data, list) else [data]
 
 
-def _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle) -> dict:
+def _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
+         thresholds) -> dict:
     from evalharness.sandbox.docker import remove_labelled
     from evalharness.sources.mine import Miner, mine
 
     client, run_id, _, _, validator = grading_validator(pack, "mine", reruns=reruns, ca_bundle=ca_bundle)
-    miner = Miner(pack, history, validator, discover_reruns=discover_reruns, export=export, rewriter=rewriter)
+    miner = Miner(pack, history, validator, discover_reruns=discover_reruns, export=export, rewriter=rewriter,
+                  thresholds=thresholds)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return mine(out, history, commits, miner, workers=workers, log=click.echo)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE
+from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES
 from evalharness.cli.packs import packs_cmd
 from evalharness.errors import UserError
 
@@ -55,16 +55,22 @@ def new_cmd(repo, out, name, ref, force) -> None:
                                                "commit's date, else now).")
 @click.option("--allow", multiple=True, help="A name the statement may use although the leak check flags it.")
 @click.option("--accept-leaks", is_flag=True, help="Keep a statement the leak check flags (the leaks are printed).")
+@click.option("--accept-gate", is_flag=True, help="Keep a task the quality gate rejects (the failed checks are "
+              "printed and recorded in the task's metadata.gate).")
+@MAX_GOLD_BYTES
 @click.option("--repo", default=None, help="The repository (default: the pack's git source, if local).")
 @click.option("--reruns", type=click.IntRange(min=1), default=2, show_default=True, help="Discovery runs per side.")
 @CA_BUNDLE
 def add_task_cmd(pack, base, statement, test_patch, tests, tests_from, gold, instance_id, fail_to_pass,
-                 pass_to_pass, created_at, allow, accept_leaks, repo, reruns, ca_bundle) -> None:
+                 pass_to_pass, created_at, allow, accept_leaks, accept_gate, max_gold_bytes, repo, reruns,
+                 ca_bundle) -> None:
     """Add a hand-written task to a pack: base commit, statement, hidden tests, gold fix.
 
     Without --fail-to-pass, the lists are discovered in Docker (base and gold runs, --reruns each): the
     tests that fail at base and pass with the gold fix, and those that pass on both. The statement must
-    pass the leak check (no gold code, no path of the fix, no line number, no name only the fix defines).
+    pass the leak check (no gold code, no path of the fix, no line number, no name only the fix defines)
+    and the quality gate (a statement of behaviour, not a bare title, changelog, CI note or revert; a gold
+    patch of hand-written code under --max-gold-bytes; docs/mining.md), or --accept-leaks / --accept-gate.
 
     \b
     evalharness packs add-task tasks/mine --base 3f2a1c0 --statement bug.md --tests tests/test_dates.py --gold 9b8e7d6
@@ -100,12 +106,28 @@ def add_task_cmd(pack, base, statement, test_patch, tests, tests_from, gold, ins
         raise UserError(f"the statement gives the fix away ({len(leaks)} leak(s), listed above)",
                         "rewrite it as a reporter would (behaviour, public API, error), --allow NAME for a name "
                         "a reporter knows, or --accept-leaks")
+    task = _gated(task, allow, accept_gate, max_gold_bytes)
     if not task.FAIL_TO_PASS:
         task = _discovered(pack, spec, task, reruns, ca_bundle)
     append_task(tasks_file, task)
     click.echo(f"{tasks_file}: added {task.instance_id} ({len(task.FAIL_TO_PASS)} FAIL_TO_PASS, "
                f"{len(task.PASS_TO_PASS)} PASS_TO_PASS, created_at {task.created_at})")
     click.echo(f"next: evalharness packs validate {pack} --run")
+
+
+def _gated(task, allow, accept_gate: bool, max_gold_bytes: int):
+    """The task with its quality gate results in ``metadata.gate``, or a UserError naming the failed checks."""
+    from evalharness.quality.gate import Thresholds
+    from evalharness.sources.handwritten import gate_task
+
+    gate = gate_task(task, set(allow), Thresholds(max_gold_bytes=max_gold_bytes))
+    for check in gate.failed:
+        click.echo(f"quality gate: {check.name}: {check.reason}", err=True)
+    if not gate.passed and not accept_gate:
+        raise UserError(f"the quality gate rejects the task ({', '.join(c.name for c in gate.failed)}; listed above)",
+                        "describe the behaviour the tests check (what was called, what happened, what was expected), "
+                        "keep the gold patch to hand-written code, or --accept-gate")
+    return task.model_copy(update={"metadata": {**task.metadata, "gate": {**gate.to_json(), "accepted": accept_gate}}})
 
 
 def _discovered(folder: Path, spec, task, reruns: int, ca_bundle):

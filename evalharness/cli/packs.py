@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE, cli, grading_validator
+from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES, cli, grading_validator
 from evalharness.errors import UserError
 
 
@@ -106,25 +106,32 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
               help="Folder of bare repositories named owner__name.git to clone from instead of the network.")
 @click.option("--split", default="test", show_default=True, help="Split of a hub dataset.")
 @click.option("--force", is_flag=True, help="Replace the pack in a non-empty --out folder.")
-def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force) -> None:
+@MAX_GOLD_BYTES
+def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force, max_gold_bytes) -> None:
     """Import a benchmark as a task pack.
 
     SOURCE is a Hugging Face dataset name (through `datasets`, when the hub answers) or a local
     JSON array, JSONL or parquet file. Each task gets the environment recipe of its (repo, version);
-    tasks without one are imported and listed with the reason (import-report.json).
+    tasks without one are imported and listed with the reason (import-report.json), as are tasks that
+    fail a quality gate check (statement or gold patch; docs/mining.md): reported, never dropped.
 
     \b
     evalharness packs import swebench swe-bench-lite.json --out tasks/lite --repo-mirror mirrors/
     evalharness packs import swebench princeton-nlp/SWE-bench_Verified --out tasks/verified
     """
+    from evalharness.quality.gate import Thresholds
     from evalharness.sources.swebench import import_swebench
 
     report = import_swebench(source, out, name=name, recipes=recipes, repo_mirror=repo_mirror, split=split,
-                             force=force, log=click.echo).to_json()
+                             force=force, thresholds=Thresholds(max_gold_bytes=max_gold_bytes),
+                             log=click.echo).to_json()
     click.echo(f"{out}: {report['tasks']} tasks of {len(report['repos'])} repositories; "
                f"{report['with_recipe']} with an environment recipe, {len(report['without_recipe'])} without")
     for reason, count in sorted(report["without_recipe_by_reason"].items(), key=lambda kv: -kv[1]):
         click.echo(f"  {count} without a recipe: {reason}")
+    gate = report["gate"]
+    click.echo(f"quality gate: {len(gate['failed'])} task(s) fail a check (imported all the same; listed in "
+               f"{out / 'import-report.json'})" + "".join(f"\n  {n} {check}" for check, n in gate["by_check"].items()))
     click.echo(f"next: evalharness packs validate {out} --run")
 
 from evalharness.cli import mine  # noqa: E402,F401  (registers `packs mine`)

@@ -3,7 +3,8 @@
 A task is declared by its base commit, a statement, the hidden tests (a test patch, or test files
 taken from a later commit) and optionally a gold fix (a commit or a patch file). Its lists come
 from the shared discovery path (``validation.Validator.discover``) unless given; its statement
-passes the leak check (``sources.leak``) or the task is refused with the leaks named.
+passes the leak check (``sources.leak``) or the task is refused with the leaks named, and the task
+passes the quality gate (``gate_task``: ``evalharness/quality/``) or is refused with the failed checks named.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from evalharness.errors import UserError
 from evalharness.packs import find_manifest, load_spec
+from evalharness.quality.gate import DEFAULT, Gate, Thresholds, run_gate
 from evalharness.sources.leak import Leak, check_statement, names_tests_use
 from evalharness.sources.scaffold import Repository
 from evalharness.types import TaskSpec
@@ -65,6 +67,12 @@ def build_task(repository: Repository, declared: Declared, *, pack_name: str, de
     if task.instance_id in existing:
         raise UserError(f"task {task.instance_id} is already in the pack", "give another --id")
     return task, leaks
+
+
+def gate_task(task: TaskSpec, allowed: set[str] = frozenset(), thresholds: Thresholds = DEFAULT) -> Gate:
+    """The quality gate of a hand-written task: its statement (names the tests use count as code) and gold patch."""
+    names = names_tests_use(task.test_patch) | set(allowed)
+    return run_gate(task.problem_statement, task.patch or None, project=task.repo, names=names, thresholds=thresholds)
 
 
 def _gold(repository: Repository, gold: str, base: str) -> tuple[str, str]:

@@ -9,6 +9,9 @@ Per commit (newest first, deterministic):
    message; optionally rewritten by a model (``--rewrite-model``) so it reads as a report.
 3. **Leak check** (``evalharness.sources.leak``): a statement that gives the fix away is rewritten (with a
    model) or the candidate is dropped as ``leak``.
+3b. **Quality gate** (``evalharness.quality``, pure): the gold patch (size, generated files, data) before
+   the statement is made, the final statement (changelog, CI note, bare title, unseen commit) after; a
+   failed check is the candidate's verdict, and a kept task carries every check in ``metadata.gate``.
 4. **Discover** (``Validator.discover``): FAIL_TO_PASS / PASS_TO_PASS from runs at base and with the gold patch.
 5. **Validate** (``Validator.validate``): fresh runs; the task is kept only if the verdict is ``ok``.
 
@@ -33,6 +36,7 @@ import git
 
 from evalharness.errors import HarnessError, ImageBuildError, SandboxError, TaskError, UserError
 from evalharness.packs import Pack, load_spec
+from evalharness.quality import gate as quality
 from evalharness.sources import mine_rules as rules
 from evalharness.types import TaskSpec
 
@@ -174,6 +178,8 @@ class Miner:
     export: dict[int, dict] = field(default_factory=dict)
     rewriter: Callable[..., str] | None = None
     """(statement, test_patch, leaks) -> a rewritten statement (``--rewrite-model``)."""
+    thresholds: quality.Thresholds = quality.DEFAULT
+    """The quality gate's thresholds (``--max-gold-bytes``)."""
 
     def examine(self, commit: Commit) -> tuple[dict, TaskSpec | None]:
         started = time.monotonic()
@@ -198,6 +204,9 @@ class Miner:
             return None, {**entry, "verdict": "no_statement", "reason": rules.VERDICTS["no_statement"]}
         gold = self.history.diff(commit.parent, commit.sha, split.source)
         test_patch = self.history.diff(commit.parent, commit.sha, split.test)
+        rejected = self._gate(None, gold, test_patch, entry)
+        if rejected:
+            return None, rejected
         try:
             text, leaks = self._statement(statement.text, gold, test_patch, commit, entry)
         except HarnessError as e:  # the rewrite model failed: not the candidate's fault
@@ -205,12 +214,16 @@ class Miner:
         if leaks:
             return None, {**entry, "verdict": "leak", "reason": f"{len(leaks)} leak(s): " + "; ".join(leaks)[:300],
                           "leaks": leaks}
+        rejected = self._gate(text, gold, test_patch, entry)
+        if rejected:
+            return None, rejected
         from evalharness.validation import candidate, discovery_json
 
         entry["examined"] = True
         task = candidate(instance_id=entry["instance_id"], repo=self.history.name, base_commit=commit.parent,
                          problem_statement=text, patch=gold, test_patch=test_patch, created_at=commit.date,
-                         metadata={"origin": "mined", "commit": commit.sha, "statement_source": entry["statement_source"]})
+                         metadata={"origin": "mined", "commit": commit.sha,
+                                   "statement_source": entry["statement_source"], "gate": entry["gate"]})
         try:
             lists, base, with_gold = self.validator.discover(task, reruns=self.discover_reruns)
         except TaskError as e:
@@ -234,6 +247,19 @@ class Miner:
             entry["flaky"] = {n: t["gold_pass_rate"] for n, t in report.get("tests", {}).items()
                               if t.get("gold_pass_rate") not in (None, 0.0, 1.0)}
         return (task if verdict == "ok" else None), entry
+
+    def _gate(self, statement: str | None, gold: str, test_patch: str, entry: dict) -> dict | None:
+        """The gate's checks of the gold patch (no statement) or of the final statement, added to
+        ``entry["gate"]``; the rejected entry when one fails (its name is the verdict), else None."""
+        from evalharness.sources.leak import names_tests_use
+
+        gate = quality.run_gate(statement, None if statement is not None else gold, project=self.history.name,
+                                names=names_tests_use(test_patch), thresholds=self.thresholds)
+        checks = entry.setdefault("gate", {"passed": True, "checks": []})["checks"] + gate.to_json()["checks"]
+        entry["gate"] = {"passed": all(c["passed"] for c in checks), "checks": checks}
+        if gate.passed:
+            return None
+        return {**entry, "verdict": gate.failed[0].name, "reason": gate.summary()[:500]}
 
     def _statement(self, text: str, gold: str, test_patch: str, commit: Commit, entry: dict) -> tuple[str, list]:
         """The statement to use and its leaks (empty when clean): rewritten first when a model is given."""
@@ -331,8 +357,10 @@ def _load_entry(folder: Path, instance: str, env_hash: str) -> dict | None:
         saved = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    if saved.get("environment_hash") != env_hash or saved["entry"]["verdict"] in rules.RETRIED:
+    if saved.get("environment_hash") != env_hash or saved["entry"]["verdict"] in rules.RETRIED + rules.GATED:
         return None
+    if saved.get("task") and "gate" not in saved["entry"]:
+        return None  # validated before the quality gate existed: examined again, so the task carries its gate
     return saved
 
 

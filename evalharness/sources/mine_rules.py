@@ -21,6 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from evalharness.quality.gate import VERDICTS as GATE_VERDICTS
+
 TEST_DIRS = {"tests", "test", "testing"}
 DOC_DIRS = {"docs", "doc", "documentation"}
 META_DIRS = {".github", ".gitlab", ".circleci", ".ci", "ci", "scripts", "tools", "benchmarks", "bench", "examples",
@@ -42,6 +44,7 @@ VERDICTS = {
     "no_parent": "a root commit has no base",
     "no_statement": "no statement could be made from the commit message or the export",
     "leak": "the statement gives away the fix (and no rewrite removed it)",
+    **GATE_VERDICTS,
     "env_build_failed": "the environment or task image could not be built",
     "test_patch_does_not_apply": "the test patch does not apply to the base",
     "gold_does_not_apply": "the gold patch does not apply to the base",
@@ -57,6 +60,9 @@ VERDICTS = {
 NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_parent")
 RETRIED = ("infra_error", "incomplete_run")
 """Verdicts that are not final: a rerun of ``packs mine`` examines those candidates again."""
+GATED = tuple(GATE_VERDICTS)
+"""The quality gate's verdicts (``evalharness/quality/``): a rerun checks those candidates again, as the
+thresholds (``--max-gold-bytes``) may have changed; the gate is pure, so that costs no Docker run."""
 
 
 def classify_path(path: str) -> str:

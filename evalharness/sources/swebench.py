@@ -6,7 +6,8 @@ task of ``tasks.jsonl``; the environment of each task is the recipe of its (repo
 recipe tables copied into the pack's ``recipes/`` folder (built-in tables in
 ``evalharness/recipes/swebench/``, overridden or extended by ``--recipes DIR``). A task without a
 recipe is still imported and listed with its reason (``import-report.json``); a run names it as a
-task error rather than dropping it.
+task error rather than dropping it. Every task also goes through the quality gate (``evalharness/quality/``:
+statement and gold patch checks); a task failing a check is reported there with the reasons, never dropped.
 
 Import is deterministic: the same input and tables give the same pack bytes (records keep their
 input order, JSON is written with sorted keys, nothing time-dependent is written).
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 
 from evalharness.errors import UserError
 from evalharness.packs import RecipeTable, load_pack, mirror_name
+from evalharness.quality.gate import DEFAULT, Thresholds, run_gate
 from evalharness.types import TaskSpec
 
 STANDARD_FIELDS = ("instance_id", "repo", "base_commit", "problem_statement", "patch", "test_patch", "FAIL_TO_PASS",
@@ -51,6 +53,8 @@ class ImportReport:
     repos: dict[str, int] = field(default_factory=dict)
     without_recipe: dict[str, str] = field(default_factory=dict)
     """instance_id -> why there is no environment recipe."""
+    gate_failed: dict[str, list[str]] = field(default_factory=dict)
+    """instance_id -> the quality gate's failed checks (``name: reason``); the tasks are imported all the same."""
 
     def to_json(self) -> dict[str, Any]:
         reasons = Counter(self.without_recipe.values())
@@ -58,7 +62,10 @@ class ImportReport:
                 "repos": dict(sorted(self.repos.items())),
                 "with_recipe": self.tasks - len(self.without_recipe),
                 "without_recipe": dict(sorted(self.without_recipe.items())),
-                "without_recipe_by_reason": dict(sorted(reasons.items()))}
+                "without_recipe_by_reason": dict(sorted(reasons.items())),
+                "gate": {"failed": dict(sorted(self.gate_failed.items())),
+                         "by_check": dict(sorted(Counter(r.split(":", 1)[0] for rs in self.gate_failed.values()
+                                                         for r in rs).items()))}}
 
 
 def builtin_tables() -> Path:
@@ -184,13 +191,23 @@ def _read_tables(folder: Path) -> dict[str, tuple[Path, RecipeTable]]:
     return tables
 
 
+def gate_report(tasks: list[TaskSpec], thresholds: Thresholds = DEFAULT) -> dict[str, list[str]]:
+    """The tasks failing a quality gate check, with each failed check as ``name: reason`` (pure)."""
+    failed = {}
+    for task in tasks:
+        gate = run_gate(task.problem_statement, task.patch or None, project=task.repo, thresholds=thresholds)
+        if not gate.passed:
+            failed[task.instance_id] = [f"{c.name}: {c.reason}" for c in gate.failed]
+    return failed
+
+
 def task_line(task: TaskSpec) -> str:
     return json.dumps(task.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
 
 
 def import_swebench(source: str, out: Path, *, name: str | None = None, recipes: Path | None = None,
                     repo_mirror: Path | None = None, split: str = "test", force: bool = False,
-                    log: Log = lambda line: None) -> ImportReport:
+                    thresholds: Thresholds = DEFAULT, log: Log = lambda line: None) -> ImportReport:
     """Write a pack for ``source`` into ``out`` (pack.yaml, tasks.jsonl, recipes/, import-report.json)."""
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not force:
@@ -202,6 +219,7 @@ def import_swebench(source: str, out: Path, *, name: str | None = None, recipes:
                           if path.is_file() else None)
     report.tasks = len(tasks)
     report.repos = dict(Counter(t.repo for t in tasks))
+    report.gate_failed = gate_report(tasks, thresholds)
 
     tables = _read_tables(builtin_tables())
     if recipes is not None:
