@@ -68,6 +68,10 @@ class EnvironmentSpec(BaseModel):
     """Requirements installed into the image's virtualenv (/opt/venv), pinned."""
     setup: list[str] = Field(default_factory=list)
     """Shell commands run in the work tree at build time (network available), e.g. 'pip install -e .'."""
+    task_setup: list[str] = Field(default_factory=list)
+    """Shell commands run as root in each task image's work tree at the task's base commit (its git history still
+    there, network available at build time), before the commit is packed: e.g. the project installed again from
+    the base's own files, so its metadata (``__version__``) is the base's, not that of the environment's ``ref``."""
     workdir: str = "/testbed"
 
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Make the task's starting point: one commit, no history beyond it and no remotes (an agent cannot
 # read future commits), stored as small as it can be.
-# Usage: prepare_task.sh [UPSTREAM_COMMIT]  (reads /tmp/evalharness-task/defect.diff when present)
+# Usage: prepare_task.sh [UPSTREAM_COMMIT]  (runs /tmp/evalharness-task/task_setup.sh, then applies
+# /tmp/evalharness-task/defect.diff, when present)
 #
 # The task layer keeps the work tree as one packed commit plus what git does not track, never as files:
 #   /opt/evalharness/base.git        the commit, one pack (root's, read-only at run time: the grader's copy,
@@ -24,6 +25,11 @@ upstream="${1:-}"
 # A recipe defect prints one line marked "evalharness-task-error:" (see sandbox/build_failures.py).
 if [ -n "$upstream" ] && ! err=$(git -c advice.detachedHead=false checkout -q --force "$upstream" 2>&1); then
   echo "$err"; echo "evalharness-task-error: base_commit $upstream cannot be checked out: ${err%%$'\n'*}"; exit 1
+fi
+# environment.task_setup: the environment made to match this commit (e.g. the project installed again from
+# its own files), before the defect; a failure is the pack's (or the network's: build_failures.py reads the output)
+if [ -s /tmp/evalharness-task/task_setup.sh ] && ! (cd "$work" && bash /tmp/evalharness-task/task_setup.sh); then
+  echo "error: environment.task_setup failed at base commit ${upstream:-HEAD}"; exit 1
 fi
 if [ -s /tmp/evalharness-task/defect.diff ] && ! err=$(git apply --whitespace=nowarn /tmp/evalharness-task/defect.diff 2>&1); then
   echo "$err"; echo "evalharness-task-error: defect_patch does not apply: ${err%%$'\n'*}"; exit 1

@@ -216,6 +216,11 @@ def task_context(pack: Pack, task: TaskSpec, env_tag: str) -> BuildContext:
     workdir = pack.spec_for(task).environment.workdir
     ctx = BuildContext(dockerfile="")
     lines = [f"FROM {env_tag}"]
+    task_setup = pack.spec_for(task).environment.task_setup
+    if task_setup:  # the environment at the task's own commit (prepare_task.sh runs it after the checkout)
+        ctx.files["task_setup.sh"] = ("set -e\n" + "\n".join(task_setup) + "\n").encode()
+        lines += [*[f"ARG {name}" for name in FORWARDED_BUILD_ENV],
+                  "COPY task_setup.sh /tmp/evalharness-task/task_setup.sh"]
     if task.defect_patch:
         ctx.files["defect.diff"] = task.defect_patch.encode()
         lines.append("COPY defect.diff /tmp/evalharness-task/defect.diff")

@@ -156,9 +156,24 @@ def write_manifest(out: Path, name: str, history: History, ref: str, url: str, *
         lines = [f"test_command: {json.dumps(test_command)}  # given with --test-command"
                  if line.startswith("test_command:") else line for line in text.splitlines()]
         text = "\n".join(lines) + "\n"
+    text = _with_task_setup(text, found.install.value)
     path = out / "pack.yaml"
     path.write_text(text)
     return path
+
+
+def _with_task_setup(text: str, setup: list[str]) -> str:
+    """``pack.yaml`` text with ``environment.task_setup`` after ``setup`` (``mine_env.task_setup``: each task's
+    environment at its own base commit), when the environment installs the project."""
+    from evalharness.sources.mine_env import task_setup
+
+    chosen = task_setup(list(setup))
+    if not chosen.steps:
+        return text
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  setup:")) + 1
+    lines[at:at] = [f"  # {chosen.reason}", "  task_setup: [" + ", ".join(json.dumps(s) for s in chosen.steps) + "]"]
+    return "\n".join(lines) + "\n"
 
 
 def source_url(repo: str, out: Path) -> str:
