@@ -165,7 +165,12 @@ def test_inject_keeps_caught_mutants_reports_the_rest_and_the_pack_runs(library,
         name = meta["function"].rsplit(".", 1)[-1]
         if not meta["test_calls_function"]:
             assert not re.search(rf"(?<![A-Za-z0-9]){name}(?![A-Za-z0-9])", statement), statement
-        assert json.loads((out / "validation" / f"{task['instance_id']}.json").read_text())["verdict"] == "ok"
+        validation = json.loads((out / "validation" / f"{task['instance_id']}.json").read_text())
+        assert validation["verdict"] == "ok"
+        # the discovery runs are kept with the validation report: every one complete, the lists' sizes as kept
+        discovery = validation["discovery"]
+        assert discovery["FAIL_TO_PASS"] == len(task["FAIL_TO_PASS"]) and discovery["verdict"] == "ok"
+        assert {r["outcome"] for side in ("base", "gold") for r in discovery["runs"][side]} <= {"resolved", "unresolved"}
     assert sorted(p.stem for p in (out / "validation").glob("*.json")) == sorted(t["instance_id"] for t in tasks)
 
     for harness, rate in (("oracle", 1.0), ("null", 0.0)):

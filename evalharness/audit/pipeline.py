@@ -188,6 +188,6 @@ def summary_line(findings: list[Finding]) -> str:
     head = ("flagged by " + "; ".join(flagged)) if flagged else "no probe flags it"
     missing = next((f.evidence["no_environment"] for f in findings if f.evidence.get("no_environment")), "")
     if missing:
-        skipped = dict.fromkeys(f.probe for f in findings if f.evidence.get("no_environment"))
+        skipped = sorted({f.probe for f in findings if f.evidence.get("no_environment")})
         tail += f"; no environment, so {', '.join(skipped)} skipped: {missing[:160]}"
     return head + (f" [{tail}]" if tail else "")

@@ -78,7 +78,7 @@ def test_a_task_without_a_recipe_is_skipped_with_its_reason_by_the_probes_that_n
             assert "no_environment" not in finding.evidence, probe
     assert {s for p, s in found if p == "investigator"} == {1, 2}
     assert found[("leak", 0)].status == "ok" and found[("strict_literals", 0)].status == "ok"
-    assert "no environment, so validity, mutants, investigator skipped: SWE-bench builds astropy 1.3" in lines[0]
+    assert "no environment, so investigator, mutants, validity skipped: SWE-bench builds astropy 1.3" in lines[0]
     results = audit_results([t.instance_id for t in pack.tasks], store.findings(pack.name), [])
     assert results["no_environment"] == {NO_RECIPE: reason} and results["per_task"][NO_RECIPE]["audited"]
     assert "tasks without an environment" in render_audit(results, "table")

@@ -39,7 +39,7 @@ from evalharness.sources.inject import gate, mutations, prescreen, select
 from evalharness.sources.inject.statement import (Failure, Location, public_calls, run_values, stable_messages,
                                                   write_statement)
 from evalharness.types import TaskSpec
-from evalharness.validation import VALIDATION_DIR, Lists, candidate, load_report, report_path
+from evalharness.validation import VALIDATION_DIR, Lists, candidate, discovery_json, load_report, report_path
 
 REPORT = "injection-report.json"
 PYTEST_PINS = ["pytest==8.3.5", "pluggy==1.7.0", "iniconfig==2.3.1", "packaging==26.4"]
@@ -263,7 +263,7 @@ class Injector:
 
     def _check(self, mutant: Mutant, task: TaskSpec, files: dict[str, bytes], entry: dict) -> tuple[str, str]:
         previous = self._previous(mutant)
-        found = self._discover(task, previous)
+        found = self._discover(task, previous, entry)
         if isinstance(found, tuple):
             return found
         lists = found
@@ -291,7 +291,8 @@ class Injector:
         task = task.model_copy(update={"FAIL_TO_PASS": lists.FAIL_TO_PASS, "PASS_TO_PASS": lists.PASS_TO_PASS,
                                        "problem_statement": statement, "metadata": metadata})
         entry["fail_to_pass"] = len(lists.FAIL_TO_PASS)
-        report = (load_report(self.pack, task) if previous else None) or self.validator.validate(task)
+        report = ((load_report(self.pack, task) if previous else None)
+                  or self.validator.validate(task, discovery=entry.get("discovery")))
         if report["verdict"] == "ok":
             with self._lock:
                 if len(self.kept) >= self.count:
@@ -299,9 +300,10 @@ class Injector:
                 self.kept.append(task)
         return report["verdict"], report.get("reason", "")
 
-    def _discover(self, task: TaskSpec, previous: Lists | None) -> Lists | tuple[str, str]:
+    def _discover(self, task: TaskSpec, previous: Lists | None, entry: dict) -> Lists | tuple[str, str]:
         """The lists of ``task``, or (verdict, reason) when discovery makes no task: its runs did not complete
-        (only complete runs are evidence), or the gate rejects its lists."""
+        (only complete runs are evidence), or the gate rejects its lists. The discovery runs are kept in
+        ``entry["discovery"]`` (and so in the validation report), so a reader sees why a test was left out."""
         if previous is not None:
             return previous
         try:
@@ -310,6 +312,7 @@ class Injector:
             return "env_build_failed", getattr(e, "reason", "") or str(e).splitlines()[0]
         except SandboxError as e:
             return "infra_error", str(e).splitlines()[0]
+        entry["discovery"] = discovery_json(lists, base, gold)
         rejected = gate.runs_rejection([(r.outcome, r.seconds) for r in base], [(r.outcome, r.seconds) for r in gold])
         if rejected:
             return rejected
