@@ -79,7 +79,7 @@ def gate_cmd(path, coverage, only, workers, force, write, drop, max_gold_bytes, 
             remove_labelled(client, run_id)
     for line in table_lines(outcomes):
         click.echo(line)
-    totals = summary(outcomes)
+    totals = summary([o.to_json() for o in outcomes])
     click.echo(f"{pack.name}: {totals['passed']}/{totals['tasks']} passed, {totals['rejected']} rejected"
                + (f" ({', '.join(f'{v} {n}' for v, n in totals['by_verdict'].items())})" if totals["by_verdict"] else "")
                + (f", {totals['errors']} not measured (engine or build errors)" if totals["errors"] else "")

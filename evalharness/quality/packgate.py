@@ -123,17 +123,28 @@ def gate_task(pack: Pack, task: TaskSpec, validator, *, coverage: bool, force: b
                    round(time.monotonic() - started, 1))
 
 
-def summary(outcomes: list[Outcome]) -> dict:
-    by = Counter(v for o in outcomes for v in o.verdicts)
-    return {"tasks": len(outcomes), "passed": sum(o.passed for o in outcomes),
-            "rejected": sum(bool(o.verdicts) for o in outcomes), "errors": sum(bool(o.error) for o in outcomes),
+def summary(entries: list[dict]) -> dict:
+    """Totals over report entries (``Outcome.to_json``): tasks, passed, rejected, errors, rejections by verdict."""
+    by = Counter(v for e in entries for v in e["verdicts"])
+    return {"tasks": len(entries), "passed": sum(e["passed"] for e in entries),
+            "rejected": sum(bool(e["verdicts"]) for e in entries), "errors": sum(bool(e["error"]) for e in entries),
             "by_verdict": {v: by[v] for v in [*VERDICTS, *cov.VERDICTS] if by.get(v)}}
 
 
 def write_report(pack: Pack, outcomes: list[Outcome], *, coverage: bool, thresholds: Thresholds) -> dict:
+    """``PACK/gate-report.json``: these outcomes, and the entries of an earlier report (same ``coverage``) for
+    tasks of the pack not gated this time (``--task``), in the pack's order."""
+    entries = {}
+    try:
+        old = json.loads((pack.root / REPORT).read_text())
+        if old.get("coverage") == coverage:
+            entries = {e["instance_id"]: e for e in old.get("tasks", [])}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        pass
+    entries.update({o.instance_id: o.to_json() for o in outcomes})
+    ordered = [entries[t.instance_id] for t in pack.tasks if t.instance_id in entries]
     report = {"schema": SCHEMA, "pack": pack.name, "coverage": coverage, "thresholds": thresholds.__dict__,
-              "totals": summary(outcomes), "verdicts": {**VERDICTS, **cov.VERDICTS},
-              "tasks": [o.to_json() for o in outcomes]}
+              "totals": summary(ordered), "verdicts": {**VERDICTS, **cov.VERDICTS}, "tasks": ordered}
     _write_json(pack.root / REPORT, report)
     return report
 
