@@ -137,6 +137,11 @@ def test_a_run_that_is_no_evidence_measures_nothing():
     absent = data({"t::other": {"pkg/core.py": [2]}})
     result = decide(GOLD, absent, ["t::test_add"], ["t::other"])
     assert result.verdict == "coverage_unmeasured" and "none of the 1 FAIL_TO_PASS" in result.checks[0].reason
+    elsewhere = data({"t::test_add": {}, "t::other": {}})  # the changed file never ran, not even at import
+    result = decide(GOLD, elsewhere, ["t::test_add"], ["t::other"])
+    assert result.verdict == "coverage_unmeasured" and "another copy" in result.checks[0].reason
+    elsewhere.executed[IMPORT] = {"pkg/core.py": {1, 5}}
+    assert decide(GOLD, elsewhere, ["t::test_add"], ["t::other"]).verdict == "f2p_misses_change"
 
 
 def test_nothing_to_measure_passes_and_says_why():

@@ -24,8 +24,9 @@ when that test executes any line of the same file: the value it defines is what 
   ``.py`` file the gold patch changes: nothing guards the module against a fix that breaks what it did.
 
 When nothing can be measured (no ``.py`` library file changed, a test command that is not pytest) both checks
-pass and say so; when the run did not complete or reported none of the FAIL_TO_PASS tests, the verdict is
-``coverage_unmeasured`` (only a complete run is evidence).
+pass and say so; when the run did not complete, reported none of the FAIL_TO_PASS tests, or executed no line
+of the changed files at all (the tests import another copy of the code), the verdict is ``coverage_unmeasured``
+(only a complete run is evidence, and a run that cannot see the files is no evidence that tests miss them).
 """
 
 from __future__ import annotations
@@ -214,6 +215,9 @@ def decide(patch: str, data: CoverageData, f2p: list[str], p2p: list[str],
     total = sum(len(lines) for lines in wanted.values())
     if not total:
         return not_measured("the gold patch changes no executable line (comments, docstrings, blank lines)")
+    if not any(files.get(path) for files in data.executed.values() for path in changed):
+        return unmeasured("the coverage run executed no line of the changed files at all, not even at import: "
+                          "the tests import another copy of the code (an installed one?), so nothing is measured")
     covered: dict[str, set[int]] = {}
     by_test: dict[str, dict[str, list[int]]] = {}
     for test in f2p:
