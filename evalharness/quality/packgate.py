@@ -109,6 +109,10 @@ def gate_task(pack: Pack, task: TaskSpec, validator, *, coverage: bool, force: b
                        round(time.monotonic() - started, 1), cached=True)
     from evalharness.quality.measure import coverage_for
 
+    problem = pack.recipe_problem(task)
+    if problem is not None:
+        return Outcome(task.instance_id, checks, None, round(time.monotonic() - started, 1),
+                       error=f"no environment: {problem[:300]}")
     try:
         result = coverage_for(validator, task, thresholds)
     except (TaskError, ImageBuildError) as e:
@@ -118,6 +122,9 @@ def gate_task(pack: Pack, task: TaskSpec, validator, *, coverage: bool, force: b
     except (SandboxError, HarnessError) as e:
         return Outcome(task.instance_id, checks, None, round(time.monotonic() - started, 1),
                        error=f"engine: {str(e).splitlines()[0][:300]}")
+    except Exception as e:  # noqa: BLE001  (one task's failure must not end a long run; the report names it)
+        return Outcome(task.instance_id, checks, None, round(time.monotonic() - started, 1),
+                       error=f"{type(e).__name__}: {str(e)[:300]}")
     _save(pack, task, result)
     return Outcome(task.instance_id, checks + [c.to_json() for c in result.checks], result.details,
                    round(time.monotonic() - started, 1))
