@@ -208,3 +208,14 @@ def test_the_plugin_records_each_tests_lines_in_the_chosen_files_only(tmp_path):
              "@@ -1,1 +1,1 @@\n-LIMIT = 10\n+LIMIT = 20\n")
     assert decide(patch, run, ["test_a.py::test_small"], ["test_a.py::test_small"]).passed
     assert decide(patch, run, ["test_a.py::test_limit"], ["test_a.py::test_small"]).verdict == "f2p_misses_change"
+
+
+def test_a_file_whose_changes_are_not_executable_needs_no_guard():
+    doc = ("diff --git a/pkg/doc.py b/pkg/doc.py\n--- a/pkg/doc.py\n+++ b/pkg/doc.py\n@@ -1,2 +1,2 @@\n"
+           "-\"\"\"Old words.\"\"\"\n+\"\"\"New words.\"\"\"\n X = 1\n")
+    run = data({"t::test_add": {"pkg/core.py": [2]}, "t::test_mul": {"pkg/core.py": [6]}})
+    run.sources["pkg/doc.py"] = '"""New words."""\nX = 1\n'
+    result = decide(GOLD + doc, run, ["t::test_add"], ["t::test_mul"])
+    assert result.passed and list(result.details["changed_lines"]) == ["pkg/core.py"]
+    run.executed["t::test_mul"] = {}
+    assert decide(GOLD + doc, run, ["t::test_add"], ["t::test_mul"]).verdict == "no_p2p_guard"

@@ -47,7 +47,7 @@ def gate_cmd(path, coverage, only, workers, force, write, drop, max_gold_bytes, 
 
     from evalharness.packs import load_pack
     from evalharness.quality.gate import DEFAULT
-    from evalharness.quality.packgate import REPORT, gate_pack, summary, table_lines, write_tasks
+    from evalharness.quality.packgate import REPORT, gate_pack
 
     if drop and not write:
         raise UserError("--drop needs --write (tasks.jsonl is rewritten only when asked)")
@@ -77,11 +77,19 @@ def gate_cmd(path, coverage, only, workers, force, write, drop, max_gold_bytes, 
             from evalharness.sandbox.docker import remove_labelled
 
             remove_labelled(client, run_id)
+    _finish(pack, outcomes, write=write, drop=drop)
+
+
+def _finish(pack, outcomes, *, write: bool, drop: bool) -> None:
+    """The table, the totals, tasks.jsonl when asked, and the exit code."""
+    from evalharness.quality.packgate import REPORT, summary, table_lines, write_tasks
+
     for line in table_lines(outcomes):
         click.echo(line)
     totals = summary([o.to_json() for o in outcomes])
+    by = ", ".join(f"{v} {n}" for v, n in totals["by_verdict"].items())
     click.echo(f"{pack.name}: {totals['passed']}/{totals['tasks']} passed, {totals['rejected']} rejected"
-               + (f" ({', '.join(f'{v} {n}' for v, n in totals['by_verdict'].items())})" if totals["by_verdict"] else "")
+               + (f" ({by})" if by else "")
                + (f", {totals['errors']} not measured (engine or build errors)" if totals["errors"] else "")
                + f"; report in {pack.root / REPORT}")
     if write:

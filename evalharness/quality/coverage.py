@@ -65,7 +65,8 @@ class CoverageData:
 
     @classmethod
     def from_json(cls, data: dict) -> "CoverageData":
-        executed = {ctx: {f: set(lines) for f, lines in files.items()} for ctx, files in data.get("executed", {}).items()}
+        executed = {ctx: {f: set(lines) for f, lines in files.items()}
+                    for ctx, files in data.get("executed", {}).items()}
         return cls(executed, dict(data.get("sources", {})), dict(data.get("outcomes", {})),
                    bool(data.get("complete", False)), str(data.get("reason", "")))
 
@@ -218,20 +219,11 @@ def decide(patch: str, data: CoverageData, f2p: list[str], p2p: list[str],
     if not any(files.get(path) for files in data.executed.values() for path in changed):
         return unmeasured("the coverage run executed no line of the changed files at all, not even at import: "
                           "the tests import another copy of the code (an installed one?), so nothing is measured")
-    covered: dict[str, set[int]] = {}
-    by_test: dict[str, dict[str, list[int]]] = {}
-    for test in f2p:
-        for path, lines in wanted.items():
-            hits = _hits(test, path, lines, data)
-            if hits:
-                covered.setdefault(path, set()).update(hits)
-                by_test.setdefault(test, {})[path] = sorted(hits)
+    wanted = {path: lines for path, lines in wanted.items() if lines}
+    covered, by_test = _f2p_hits(f2p, wanted, data)
     n_covered = sum(len(v) for v in covered.values())
-    guards: dict[str, list[str]] = {}
-    for test in p2p:
-        for path in wanted:
-            if data.executed.get(test, {}).get(path):
-                guards.setdefault(path, []).append(test)
+    guards = {path: [t for t in p2p if data.executed.get(t, {}).get(path)] for path in wanted}
+    guards = {path: tests for path, tests in guards.items() if tests}
     details = {
         "measured": True, "changed_lines": {p: sorted(v) for p, v in wanted.items()},
         "covered_lines": {p: sorted(v) for p, v in covered.items()}, "covered": n_covered, "executable": total,
@@ -241,21 +233,40 @@ def decide(patch: str, data: CoverageData, f2p: list[str], p2p: list[str],
         "f2p_not_passing": [t for t in seen if data.outcomes.get(t, "passed") != "passed"][:SHOWN],
         "p2p_guards": {p: {"count": len(ts), "tests": ts[:SHOWN]} for p, ts in guards.items()},
         "run": data.reason}
+    files = ", ".join(sorted(wanted))
+    return CoverageResult([_f2p_check(n_covered, total, len(seen), len(by_test), len(f2p), files, thresholds),
+                           _p2p_check(guards, len(p2p), files)], details)
+
+
+def _f2p_hits(f2p: list[str], wanted: dict[str, dict[int, int]], data: CoverageData
+              ) -> tuple[dict[str, set[int]], dict[str, dict[str, list[int]]]]:
+    """The changed lines the FAIL_TO_PASS tests execute, per file, and per test."""
+    covered: dict[str, set[int]] = {}
+    by_test: dict[str, dict[str, list[int]]] = {}
+    for test in f2p:
+        for path, lines in wanted.items():
+            hits = _hits(test, path, lines, data)
+            if hits:
+                covered.setdefault(path, set()).update(hits)
+                by_test.setdefault(test, {})[path] = sorted(hits)
+    return covered, by_test
+
+
+def _f2p_check(n_covered: int, total: int, seen: int, covering: int, f2p: int, files: str,
+               thresholds: Thresholds) -> Check:
     need = thresholds.f2p_min_covered_lines
     if n_covered < need:
-        f2p_check = Check("f2p_misses_change", False,
-                          f"the {len(seen)} FAIL_TO_PASS test(s) execute {n_covered} of the {total} executable line(s) "
-                          f"the gold patch changes (at least {need} needed) in {', '.join(sorted(wanted))}")
-    else:
-        f2p_check = Check("f2p_misses_change", True,
-                          f"the FAIL_TO_PASS tests execute {n_covered} of {total} changed line(s) "
-                          f"({n_covered / total:.0%}); {len(by_test)} of {len(f2p)} test(s) execute some")
+        return Check("f2p_misses_change", False,
+                     f"the {seen} FAIL_TO_PASS test(s) execute {n_covered} of the {total} executable line(s) "
+                     f"the gold patch changes (at least {need} needed) in {files}")
+    return Check("f2p_misses_change", True, f"the FAIL_TO_PASS tests execute {n_covered} of {total} changed "
+                 f"line(s) ({n_covered / total:.0%}); {covering} of {f2p} test(s) execute some")
+
+
+def _p2p_check(guards: dict[str, list[str]], p2p: int, files: str) -> Check:
     if not guards:
-        p2p_check = Check("no_p2p_guard", False,
-                          f"none of the {len(p2p)} PASS_TO_PASS test(s) executes a line of "
-                          f"{', '.join(sorted(wanted))}" if p2p else
-                          f"the task has no PASS_TO_PASS test, so nothing guards {', '.join(sorted(wanted))}")
-    else:
-        p2p_check = Check("no_p2p_guard", True, "; ".join(
-            f"{p}: {len(ts)} PASS_TO_PASS test(s), e.g. {ts[0]}" for p, ts in sorted(guards.items())))
-    return CoverageResult([f2p_check, p2p_check], details)
+        return Check("no_p2p_guard", False,
+                     f"none of the {p2p} PASS_TO_PASS test(s) executes a line of {files}" if p2p else
+                     f"the task has no PASS_TO_PASS test, so nothing guards {files}")
+    return Check("no_p2p_guard", True, "; ".join(f"{p}: {len(ts)} PASS_TO_PASS test(s), e.g. {ts[0]}"
+                                                 for p, ts in sorted(guards.items())))
