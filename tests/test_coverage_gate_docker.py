@@ -64,6 +64,11 @@ def test_mining_rejects_a_task_whose_test_misses_the_change_and_gate_measures_an
     assert coverage["p2p_guards"]["lib.py"]["tests"] == ["test_lib.py::test_mul"]
     names = [c["name"] for c in tasks[0]["metadata"]["gate"]["checks"]]
     assert names[-2:] == ["f2p_misses_change", "no_p2p_guard"]
+    from evalharness.packs import load_pack
+    from evalharness.validation import load_report
+
+    pack = load_pack(out)  # runs find the task's validation report current, coverage results and all
+    assert load_report(pack, pack.tasks[0])["verdict"] == "ok"
 
     # the same pack gated again without mining: the kept task passes; tasks.jsonl is left as it is
     before = (out / "tasks.jsonl").read_bytes()
@@ -98,3 +103,8 @@ def test_gate_rejects_in_an_existing_pack_mined_without_coverage_and_drops_only_
     assert [t["metadata"]["commit"] for t in kept] == [shas["fair"]]
     assert kept[0]["metadata"]["gate"]["coverage"]["covered"] == 1
     assert len((out / "tasks.jsonl.bak").read_text().splitlines()) == 2
+    from evalharness.packs import load_pack
+    from evalharness.validation import load_report
+
+    pack = load_pack(out)  # the validation report is still current for the task with its new metadata.gate
+    assert load_report(pack, pack.tasks[0])["verdict"] == "ok"

@@ -200,9 +200,26 @@ def table_lines(outcomes: list[Outcome]) -> list[str]:
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1] for r in [head, *rows]]
 
 
+def restamp_validation(pack: Pack, old: TaskSpec, new: TaskSpec) -> bool:
+    """A current validation report of ``old`` made current for ``new``, a copy whose metadata alone changed (the
+    gate's results: nothing validation ran depends on them), so runs and ``packs validate`` still find it.
+    True when there was such a report."""
+    from evalharness.validation import load_report, report_path, task_hash as validation_hash
+
+    changed = {k for k in TaskSpec.model_fields if getattr(old, k) != getattr(new, k)}
+    assert changed <= {"metadata"}, f"only metadata may change here, not {sorted(changed)}"
+    report = load_report(pack, old)
+    if report is None:
+        return False
+    report["task_hash"] = validation_hash(pack, new)
+    _write_json(report_path(pack, new), report)
+    return True
+
+
 def write_tasks(pack: Pack, outcomes: list[Outcome], *, drop: bool) -> tuple[int, int]:
     """``tasks.jsonl`` with each gated task's ``metadata.gate`` replaced (and rejected tasks left out when
-    ``drop``); the old file is kept as ``tasks.jsonl.bak``. Returns (tasks kept, tasks dropped)."""
+    ``drop``); the old file is kept as ``tasks.jsonl.bak``; validation reports stay current
+    (``restamp_validation``). Returns (tasks kept, tasks dropped)."""
     path = pack.root / pack.spec.tasks
     by_id = {o.instance_id: o for o in outcomes}
     kept, dropped = [], 0
@@ -212,7 +229,9 @@ def write_tasks(pack: Pack, outcomes: list[Outcome], *, drop: bool) -> tuple[int
             dropped += 1
             continue
         if outcome is not None and not outcome.error:
-            task = task.model_copy(update={"metadata": {**task.metadata, "gate": outcome.gate_json()}})
+            new = task.model_copy(update={"metadata": {**task.metadata, "gate": outcome.gate_json()}})
+            restamp_validation(pack, task, new)
+            task = new
         kept.append(task)
     backup = path.with_name(path.name + ".bak")
     backup.write_bytes(path.read_bytes())

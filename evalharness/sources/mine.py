@@ -285,8 +285,11 @@ class Miner:
             failed = [c for c in result.checks if not c.passed]
             reason = "; ".join(f"{c.name}: {c.reason}" for c in failed)
             return None, {**entry, "verdict": result.verdict, "reason": reason[:500]}
-        task = task.model_copy(update={"metadata": {**task.metadata, "gate": entry["gate"]}})
-        return task, entry
+        from evalharness.quality.packgate import restamp_validation
+
+        kept = task.model_copy(update={"metadata": {**task.metadata, "gate": entry["gate"]}})
+        restamp_validation(self.pack, task, kept)  # the report validated the same task, gate results aside
+        return kept, entry
 
     def _gate(self, statement: str | None, gold: str, test_patch: str, entry: dict) -> dict | None:
         """The gate's checks of the gold patch (no statement) or of the final statement, added to
