@@ -109,7 +109,7 @@ def test_discovery_without_a_task_is_named_by_what_the_runs_show():
 def test_validation_verdicts_map_onto_report_verdicts_and_infra_errors_are_retried():
     assert rules.VALIDATION_VERDICTS["ok"] == "ok" and rules.VALIDATION_VERDICTS["no_recipe"] == "env_build_failed"
     assert set(rules.VALIDATION_VERDICTS.values()) <= set(rules.VERDICTS)
-    assert rules.RETRIED == ("infra_error", "incomplete_run") and "ok" not in rules.RETRIED
+    assert rules.RETRIED == ("infra_error", "incomplete_run", "coverage_unmeasured") and "ok" not in rules.RETRIED
 
 
 def test_totals_count_candidates_apart_from_commits_that_are_not_candidates():

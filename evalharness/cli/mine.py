@@ -39,16 +39,18 @@ from evalharness.quality.gate import Thresholds
 @click.option("--setup", "setup", multiple=True, help="Setup commands (repeatable; replace 'pip install -e .').")
 @click.option("--test-command", default=None, help="Test command (default: guarded pytest on {test_files}).")
 @MAX_GOLD_BYTES
+@click.option("--no-coverage", "no_coverage", is_flag=True,
+              help="Skip the coverage gate (one diagnostic run per validated task: f2p_misses_change, no_p2p_guard).")
 @CA_BUNDLE
 def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reruns, workers, issues_file,
              rewrite_model, api_base, api_key_env, python, pip, setup, test_command, max_gold_bytes,
-             ca_bundle) -> None:
+             no_coverage, ca_bundle) -> None:
     """Mine tasks from first-parent history: commits changing library code and tests, validated in Docker.
 
     Every commit of the range gets a verdict in OUT/mining-report.json (ok, no_tests_touched,
     no_library_code, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, gold_too_large,
     gold_generated, gold_data_dominated, nothing_fails_at_base, gold_fails, flaky, env_build_failed,
-    infra_error, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
+    infra_error, and after validation the coverage gate's f2p_misses_change, no_p2p_guard, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
     command again keeps finished candidates and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
     (rejections are normal), 1 when no task was kept, 3 when some candidate ended in infra_error.
 
@@ -88,7 +90,7 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
         rewriter = m.model_rewriter(endpoint)
     click.echo(f"{history.url}: {len(commits)} first-parent commit(s) in range (newest first)")
     report = _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
-                  Thresholds(max_gold_bytes=max_gold_bytes))
+                  Thresholds(max_gold_bytes=max_gold_bytes), coverage=not no_coverage)
     for line in m.summary_lines(report):
         click.echo(line)
     click.echo(f"report: {out / m.REPORT}; next: evalharness run -p {out} -H oracle -H null")
@@ -109,13 +111,13 @@ def _read_records(path: Path) -> list:
 
 
 def _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
-         thresholds) -> dict:
+         thresholds, coverage=True) -> dict:
     from evalharness.sandbox.docker import remove_labelled
     from evalharness.sources.mine import Miner, mine
 
     client, run_id, _, _, validator = grading_validator(pack, "mine", reruns=reruns, ca_bundle=ca_bundle)
     miner = Miner(pack, history, validator, discover_reruns=discover_reruns, export=export, rewriter=rewriter,
-                  thresholds=thresholds)
+                  thresholds=thresholds, coverage=coverage)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return mine(out, history, commits, miner, workers=workers, log=click.echo)

@@ -31,6 +31,9 @@ class Thresholds:
     table_min_lines: int = 100
     """Literal-only lines of a code file count as data from this many in the file on (a generated table; a
     hand-written list of primes or an ``__all__`` of 40 names is code)."""
+    f2p_min_covered_lines: int = 1
+    """The coverage gate: the FAIL_TO_PASS tests must execute at least this many of the executable lines the
+    gold patch changes (``quality/coverage.py``), else ``f2p_misses_change``."""
 
 
 DEFAULT = Thresholds()

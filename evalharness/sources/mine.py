@@ -14,6 +14,9 @@ Per commit (newest first, deterministic):
    failed check is the candidate's verdict, and a kept task carries every check in ``metadata.gate``.
 4. **Discover** (``Validator.discover``): FAIL_TO_PASS / PASS_TO_PASS from runs at base and with the gold patch.
 5. **Validate** (``Validator.validate``): fresh runs; the task is kept only if the verdict is ``ok``.
+6. **Coverage gate** (``quality.measure``, one diagnostic run with the gold patch): a validated task whose
+   FAIL_TO_PASS tests execute none of the changed lines (``f2p_misses_change``) or whose changed modules no
+   PASS_TO_PASS test executes (``no_p2p_guard``) is rejected; a kept task carries ``metadata.gate.coverage``.
 
 Every commit gets an entry in ``PACK/mining/<id>.json`` (resumable: finished entries are kept, ``infra_error``
 ones are examined again) and in ``PACK/mining-report.json``; kept tasks go to ``PACK/tasks.jsonl``.
@@ -195,6 +198,8 @@ class Miner:
     """(statement, test_patch, leaks) -> a rewritten statement (``--rewrite-model``)."""
     thresholds: quality.Thresholds = quality.DEFAULT
     """The quality gate's thresholds (``--max-gold-bytes``)."""
+    coverage: bool = True
+    """Run the coverage gate after validation (``--no-coverage`` turns it off)."""
 
     def examine(self, commit: Commit) -> tuple[dict, TaskSpec | None]:
         started = time.monotonic()
@@ -261,7 +266,30 @@ class Miner:
         if verdict == "flaky":
             entry["flaky"] = {n: t["gold_pass_rate"] for n, t in report.get("tests", {}).items()
                               if t.get("gold_pass_rate") not in (None, 0.0, 1.0)}
+        if verdict == "ok" and self.coverage:
+            return self._coverage(task, entry)
         return (task if verdict == "ok" else None), entry
+
+    def _coverage(self, task: TaskSpec, entry: dict) -> tuple[TaskSpec | None, dict]:
+        """The coverage gate on a validated task (``quality.measure``): its checks and details added to
+        ``entry["gate"]`` and the task's ``metadata.gate``; the first failed check is the verdict."""
+        from evalharness.quality.measure import coverage_for
+
+        try:
+            result = coverage_for(self.validator, task, self.thresholds)
+        except (TaskError, ImageBuildError, SandboxError) as e:
+            return None, {**entry, "verdict": "infra_error", "reason": f"coverage run: {str(e).splitlines()[0]}"[:500]}
+        checks = entry["gate"]["checks"] + [c.to_json() for c in result.checks]
+        entry["gate"] = {"passed": all(c["passed"] for c in checks), "checks": checks, "coverage": result.details}
+        if not result.passed:
+            failed = [c for c in result.checks if not c.passed]
+            reason = "; ".join(f"{c.name}: {c.reason}" for c in failed)
+            return None, {**entry, "verdict": result.verdict, "reason": reason[:500]}
+        from evalharness.quality.packgate import restamp_validation
+
+        kept = task.model_copy(update={"metadata": {**task.metadata, "gate": entry["gate"]}})
+        restamp_validation(self.pack, task, kept)  # the report validated the same task, gate results aside
+        return kept, entry
 
     def _gate(self, statement: str | None, gold: str, test_patch: str, entry: dict) -> dict | None:
         """The gate's checks of the gold patch (no statement) or of the final statement, added to

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from evalharness.quality.coverage import VERDICTS as COVERAGE_VERDICTS
 from evalharness.quality.gate import VERDICTS as GATE_VERDICTS
 
 TEST_DIRS = {"tests", "test", "testing"}
@@ -54,11 +55,12 @@ VERDICTS = {
     "nothing_fails_at_base": "every test that passes with the gold patch also passes at base",
     "empty_passes": "a FAIL_TO_PASS test passes with no fix",
     "flaky": "tests change status between reruns (rates in the entry)",
+    **COVERAGE_VERDICTS,
     "infra_error": "the engine failed: not the candidate's fault; a rerun of the command retries it",
 }
 """Every verdict a candidate commit can get, with its meaning (docs/mining.md)."""
 NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_parent")
-RETRIED = ("infra_error", "incomplete_run")
+RETRIED = ("infra_error", "incomplete_run", "coverage_unmeasured")
 """Verdicts that are not final: a rerun of ``packs mine`` examines those candidates again."""
 GATED = tuple(GATE_VERDICTS)
 """The quality gate's verdicts (``evalharness/quality/``): a rerun checks those candidates again, as the
