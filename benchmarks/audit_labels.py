@@ -55,6 +55,9 @@ LITE = DATA / "swebench-lite" / "swe-bench-lite.json"
 MIRRORS = DATA / "swebench-repos"
 OPENAI = DATA / "openai-swebench-verified-annotations" / "ensembled_annotations_public.csv"
 AGENTLESS = DATA / "agentless" / "swebench_lite_classifications.csv"
+PREDS = DATA / "swebench-preds" / "coder-20240604-lite-mirrored.jsonl"
+VALIDATION = Path("/tmp/evalharness-bench/swebench-lite/validation")
+"""Where ``benchmarks/swebench_validate.py`` writes its reports by default (``--validation-dir``)."""
 TITLE = "Audit probes against human labels"
 OVERALL_TITLE = "The audit's overall flag against human labels"
 LEAK_PRIMARY = ("Exact patch", "Complete steps in NL")
@@ -282,6 +285,67 @@ def overall(tasks: dict, found: dict) -> list[Comparison]:
                 out.append(Comparison(flag, label, subset, ids, [by_task[i].flagged for i in ids],
                                       [truth(i) for i in ids], [by_task[i].severity for i in ids]))
     return out
+
+
+EXECUTION_TITLE = "mirrored (held out)"
+BEFORE = "before: audit --no-docker"
+SOLVED_CLEARS = "with both, solved clears (secondary, not adopted)"
+
+
+def execution_findings(tasks: dict, ids: list[str], validation_dir: Path | None) -> dict[str, dict[str, dict]]:
+    """The execution evidence per task: ``validity`` from the stored validation reports of
+    ``benchmarks/swebench_validate.py`` (read by file name: they were made on an earlier commit, whose task hash
+    differs), ``agents`` from CodeR's predictions with official verdicts (``PREDS``)."""
+    from evalharness.audit.agentpreds import load_predictions
+    from evalharness.audit.probes.agents import PROBE as AGENTS
+    from evalharness.audit.probes.validity import PROBE as VALIDITY
+
+    preds = load_predictions(PREDS)
+    out: dict[str, dict[str, dict]] = {"validity": {}, "agents": {}}
+    for task_id in ids:
+        record, task = tasks[task_id]
+        base = base_code_for(record)
+        path = validation_dir / f"{task_id}.json" if validation_dir else None
+        report = json.loads(path.read_text()) if path is not None and path.is_file() else None
+        ctx = AuditContext(pack=None, base_code=lambda t, b=base: b, validation=lambda t, r=report: r,
+                           predictions=preds, log=lambda line: None)
+        out["validity"][task_id] = VALIDITY.run(task, ctx).to_json()
+        out["agents"][task_id] = AGENTS.run(task, ctx).to_json()
+    return out
+
+
+def execution(tasks: dict, found: dict, validation_dir: Path | None) -> tuple[list[Comparison], dict]:
+    """The overall flag on the held-out mirrored labelled tasks, before and with the execution evidence (the rules
+    registered in docs/audit-probes-vs-labels.md before these rows were computed)."""
+    openai = pd.read_csv(OPENAI).set_index("instance_id")
+    held = sorted(i for i in tasks if i in openai.index and base_code_for(tasks[i][0]) is not None)
+    truth = {i: bool(openai.loc[i, "underspecified"] >= 2 or openai.loc[i, "false_negative"] >= 2) for i in held}
+    shipped = [r for r in pipeline_findings(tasks, held, found) if r["probe"] not in ("validity", "agents")]
+    extra = execution_findings(tasks, held, validation_dir)
+    solved = {i for i, f in extra["agents"].items() if f["evidence"].get("resolved_by")}
+    variants = {BEFORE: shipped, "with validity (validation reports)": shipped + list(extra["validity"].values()),
+                "with agents (CodeR's verdicts)": shipped + list(extra["agents"].values()),
+                "with validity and agents": shipped + [f for by in extra.values() for f in by.values()]}
+    rows = []
+    for name, findings in variants.items():
+        flags = task_flags(findings, held)
+        rows.append(_flag_row(name, flags, truth, held))
+    both = task_flags(variants["with validity and agents"], held)
+    for i in solved:
+        both[i].flagged = False
+    rows.append(_flag_row(SOLVED_CLEARS, both, truth, held))
+    for probe, by in extra.items():  # each kind of evidence alone, where it answered
+        ids = [i for i in held if by[i]["status"] == "ok"]
+        rows.append(Comparison(f"{probe} alone (where it answered)", OPENAI_BROKEN, EXECUTION_TITLE, ids,
+                               [bool(by[i]["flagged"] and by[i]["severity"] >= MIN_SEVERITY) for i in ids],
+                               [truth[i] for i in ids], [by[i]["severity"] for i in ids]))
+    return rows, {"solved": sorted(solved), "evidence": extra}
+
+
+def _flag_row(name: str, flags: dict, truth: dict, held: list[str]) -> Comparison:
+    ids = [i for i in held if flags[i].audited]
+    return Comparison(name, OPENAI_BROKEN, EXECUTION_TITLE, ids, [flags[i].flagged for i in ids],
+                      [truth[i] for i in ids], [flags[i].severity for i in ids])
 
 
 def overall_markdown(rows: list[Comparison]) -> str:
