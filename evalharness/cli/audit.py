@@ -70,8 +70,8 @@ AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_
 @CA_BUNDLE
 @RUNS_DIR
 @DB
-def run_cmd(pack_path, run_ids, agent_preds, only, skip, harness, model, api_base, api_key_env, model_config, seeds, tasks,
-            excluded, exclude_from, workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir,
+def run_cmd(pack_path, run_ids, agent_preds, only, skip, harness, model, api_base, api_key_env, model_config, seeds,
+            tasks, excluded, exclude_from, workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir,
             db) -> None:
     """Audit PACK: run the probes (and investigators) on every task; store findings with evidence.
 
