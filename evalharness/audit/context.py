@@ -88,4 +88,6 @@ class AuditContext:
     """The task's current validation report (``validation.load_report``), or None."""
     validator: Any = None
     """A ``validation.Validator`` for probes that grade patches in Docker, or None (those probes skip)."""
+    predictions: Any = None
+    """Real agents' predictions with verdicts by task id (``audit.agentpreds.load_predictions``), or None."""
     log: Callable[[str], None] = print

@@ -35,7 +35,7 @@ class Finding:
     task_id: str
     probe: str
     """The probe's name (``validity``, ``mutants``, ``strict_literals``, ``underspecified``, ``leak``,
-    ``universal``, ``environment``, ``investigator``)."""
+    ``universal``, ``environment``, ``agents``, ``investigator``)."""
     family: str
     """One of ``FAMILIES``: the family the probe looks for (an investigator names the family it found)."""
     flagged: bool

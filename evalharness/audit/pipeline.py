@@ -66,6 +66,10 @@ def _context_key(needs: str, task: TaskSpec, ctx: AuditContext) -> Any:
         return [key, ctx.validator is not None] if needs == "docker" else key
     if needs == "base":
         return ctx.base_code(task) is not None
+    if needs == "predictions":
+        if ctx.predictions is None:
+            return None
+        return sorted((p.agent, p.patch, p.resolved) for p in ctx.predictions.get(task.instance_id, []))
     return None
 
 

@@ -44,6 +44,9 @@ AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_
 @click.argument("pack_path", metavar="PACK", type=click.Path(exists=True))
 @click.option("--runs", "run_ids", multiple=True, metavar="RUN_ID",
               help="Stored runs of this pack (repeatable): the universal-failure probe and the clean-subset scores.")
+@click.option("--agent-preds", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Real agents' predictions with official verdicts (JSONL: instance_id, model_patch, resolved): "
+                   "the agents probe.")
 @click.option("--probe", "only", multiple=True, metavar="NAME", help="Only these probes (repeatable; see audit probes).")
 @click.option("--skip-probe", "skip", multiple=True, metavar="NAME", help="Leave these probes out (repeatable).")
 @click.option("--investigator", "harness", default=None, metavar="HARNESS",
@@ -67,8 +70,8 @@ AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_
 @CA_BUNDLE
 @RUNS_DIR
 @DB
-def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_env, model_config, seeds, tasks,
-            excluded, exclude_from, workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir,
+def run_cmd(pack_path, run_ids, agent_preds, only, skip, harness, model, api_base, api_key_env, model_config, seeds,
+            tasks, excluded, exclude_from, workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir,
             db) -> None:
     """Audit PACK: run the probes (and investigators) on every task; store findings with evidence.
 
@@ -80,6 +83,7 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
 
     \b
     evalharness audit tasks/lite --runs RUN_A --runs RUN_B
+    evalharness audit tasks/lite --no-docker --agent-preds preds.jsonl
     evalharness audit tasks/lite --no-docker --exclude astropy__astropy-6938
     evalharness audit tasks/lite --investigator minimal -m openai/gpt-4o --seeds 3
     evalharness audit tasks/quickstart --no-docker
@@ -105,7 +109,9 @@ def run_cmd(pack_path, run_ids, only, skip, harness, model, api_base, api_key_en
     harness = chosen_harness(harness, only, skip)  # --probe investigator: minimal unless --investigator
     store = _audit_store(runs_dir, db)
     trials = _trials(store, run_ids, pack.name)
+    predictions = _predictions(agent_preds, pack)
     ctx, cleanup, client = _context(pack, trials, no_docker, ca_bundle)
+    ctx.predictions = predictions
     investigator = _investigator(harness, model, api_base, api_key_env, model_config, seeds, client, ca_bundle,
                                  audits_dir)
     auditor = Auditor(pack, store, ctx, probes, out_dir=audits_dir, investigator=investigator, force=force)
@@ -135,6 +141,18 @@ def _excluded(pack, excluded, exclude_from: Path | None) -> set[str]:
         where = f" (from {exclude_from})" if exclude_from is not None else ""
         raise UserError(f"cannot exclude {', '.join(unknown)}{where}: no such task in pack {pack.name}")
     return set(ids)
+
+
+def _predictions(path: Path | None, pack):
+    if path is None:
+        return None
+    from evalharness.audit.agentpreds import load_predictions
+
+    found = load_predictions(path)
+    if not set(found) & {t.instance_id for t in pack.tasks}:
+        raise UserError(f"{path} holds no prediction of a task of pack {pack.name}",
+                        "give the predictions of this pack's tasks (instance_id as in the pack)")
+    return found
 
 
 def _chosen_probes(only, skip):

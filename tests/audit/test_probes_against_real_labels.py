@@ -94,3 +94,27 @@ def test_the_overall_flag_is_at_chance_and_below_calling_every_task_broken(score
         s = rows[("any probe, severity >= 2", subset)].scores()
         (tp, _), (_, tn) = s["table"]
         assert (tp + tn) / s["n"] < s["prevalence"], subset  # calling every task broken agrees more often
+
+
+def test_real_agents_verdicts_raise_held_out_agreement_but_not_past_calling_every_task_broken(scored):
+    """The execution-evidence rows (rules registered before they were computed): CodeR's verdicts read by the agents
+    probe raise the held-out 100's agreement and kappa (interval above 0), still below the always-broken baseline;
+    without validation reports the validity row is the row before; "solved" is exactly the officially resolved."""
+    import json
+
+    _, found = scored
+    rows, extra = audit_labels.execution(audit_labels.load_tasks(), found, None)
+    by = {c.probe: c.scores() for c in rows}
+    before, agents = by[audit_labels.BEFORE], by["with agents (CodeR's verdicts)"]
+
+    def agree(s: dict) -> float:
+        return (s["table"][0][0] + s["table"][1][1]) / s["n"]
+
+    assert before["n"] == agents["n"] == 100
+    assert agree(agents) > agree(before) and agents["kappa"] > before["kappa"] and agents["kappa_ci"][0] > 0
+    assert agree(agents) < agents["prevalence"]
+    assert by["with validity (validation reports)"]["table"] == before["table"]
+    preds = [json.loads(line) for line in audit_labels.PREDS.read_text().splitlines() if line.strip()]
+    resolved = {p["instance_id"] for p in preds if p["official_resolved"] and p["model_patch"].strip()}
+    held = set(extra["evidence"]["agents"])
+    assert set(extra["solved"]) == resolved & held and extra["solved"]

@@ -21,7 +21,8 @@ class Probe(Protocol):
     version: int
     """Bumped when the rule changes, so a resumed audit runs the probe again."""
     needs: str
-    """``task`` (pure), ``base`` (the code at base), ``runs`` (stored runs), ``docker`` or ``model``."""
+    """``task`` (pure), ``base`` (the code at base), ``runs`` (stored runs), ``predictions`` (agents' predictions),
+    ``docker`` or ``model``."""
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding: ...
 
@@ -36,7 +37,7 @@ def register(probe: Probe) -> Probe:
     return probe
 
 
-MODULES = ("validity", "statement", "environment", "universal", "mutants")
+MODULES = ("validity", "statement", "environment", "universal", "agents", "mutants")
 """Probe modules, imported (so they register) in the order an audit runs them."""
 
 
