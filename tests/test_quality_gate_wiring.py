@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from evalharness.errors import SandboxError
 from evalharness.quality.gate import VERDICTS, Thresholds
 from evalharness.sources import mine as m
 from evalharness.sources.swebench import import_swebench
 from support import SHARED, run_cli
+from test_mine_statements_and_resume import RecordingValidator, miner
 
 LITE = SHARED / "research-data" / "swebench-lite" / "swe-bench-lite.json"
 LIB = "def clamp(value, low, high):\n    return max(low, min(value, high - 1))\n"
@@ -58,25 +58,6 @@ def repo(tmp_path) -> Path:
     commit(repo, GOOD, {"calc/__init__.py": FIXED + "\n\n# the closed interval\n",
                         "tests/test_calc.py": UPPER + "\n\ndef test_lower():\n    assert clamp(-1, 0, 10) == 0\n"})
     return repo
-
-
-class RecordingValidator:
-    """Stands in for validation.Validator's Docker side: records the task, then the engine fails."""
-
-    def __init__(self):
-        self.tasks = []
-
-    def discover(self, task, *, reruns):
-        self.tasks.append(task)
-        raise SandboxError("engine gone")
-
-
-def miner(tmp_path: Path, repo: Path, **kwargs) -> m.Miner:
-    out = tmp_path / "pack"
-    out.mkdir(exist_ok=True)
-    history = m.History(str(repo))
-    m.write_manifest(out, "pack", history, history.tip("main"), m.source_url(str(repo), out))
-    return m.Miner(m.load_mining_pack(out), history, kwargs.pop("validator", None), **kwargs)
 
 
 def test_mining_rejects_by_check_counts_each_reason_and_a_candidate_carries_its_gate(tmp_path, repo):
