@@ -9,7 +9,6 @@ in the report to say so; a reader of a kept task could not see what had been che
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,8 @@ from evalharness.quality.gate import VERDICTS, Thresholds
 from evalharness.sources import mine as m
 from evalharness.sources.swebench import import_swebench
 from support import SHARED, run_cli
-from test_mine_statements_and_resume import RecordingValidator, miner
+from test_mine_statements_and_resume import RecordingValidator, git, miner
+from test_mine_statements_and_resume import commit_all as commit
 
 LITE = SHARED / "research-data" / "swebench-lite" / "swe-bench-lite.json"
 LIB = "def clamp(value, low, high):\n    return max(low, min(value, high - 1))\n"
@@ -27,20 +27,6 @@ TEST = "from calc import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 1
 UPPER = TEST + "\n\ndef test_upper():\n    assert clamp(10, 0, 10) == 10\n"
 GOOD = ("clamp() never returns the upper bound\n\n"
         "`clamp(10, 0, 10)` gives 9; the interval is closed, so it should be 10.")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
-def commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture
