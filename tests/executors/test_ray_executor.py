@@ -100,6 +100,13 @@ def _results(tmp_path: Path) -> list[dict]:
         else []
 
 
+def _infra_reasons(tmp_path: Path) -> str:
+    """Why each infrastructure failure happened, with its attempts' errors (a failure must say what to fix)."""
+    return "".join(f"{r['task_id']}/{r['harness']}/seed-{r['seed']} on {r.get('node')}: {r['outcome']}: {r['reason']} "
+                   f"{r.get('error') or ''}\n" for r in _results(tmp_path)
+                   if r["outcome"] in ("sandbox_error", "infra_error"))
+
+
 def _rows(tmp_path: Path) -> list[dict]:
     return Store(database_url(tmp_path / "runs" / "evalharness.db")).trial_rows([_run_dir(tmp_path).name])
 
@@ -230,7 +237,7 @@ def test_ctrl_c_exits_130_leaves_no_container_and_a_resume_finishes(cluster, sec
     assert 3 <= stored < MATRIX
     run_id = _run_dir(tmp_path).name
     again = _start(cluster, tmp_path, "--resume", run_id, tag="resume")
-    assert _wait(again, tmp_path, "resume") == 0, _text(tmp_path, "resume.err")[-3000:]
+    assert _wait(again, tmp_path, "resume") == 0, _infra_reasons(tmp_path) + _text(tmp_path, "resume.err")[-3000:]
     rows = _assert_each_trial_once(tmp_path)
     assert not [r for r in rows if r["infra"]]
     assert f"{stored} already done, {MATRIX - stored} to run" in _text(tmp_path, "resume.err")
