@@ -58,3 +58,14 @@ def test_bad_requests_get_a_clear_error(tmp_path):
     assert done.returncode == 1 and "--drop needs --write" in done.stderr
     done = run_cli("packs", "gate", str(pack), "--task", "nope", cwd=tmp_path, check=False)
     assert done.returncode == 1 and "no task nope" in done.stderr
+
+
+def test_a_mined_task_recorded_as_a_squash_of_three_messages_is_rejected(tmp_path):
+    pack = _pack(tmp_path)
+    lines = (pack / "tasks.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["metadata"] = {**first.get("metadata", {}), "statement_source": "merged commits", "squashed_messages": 3}
+    (pack / "tasks.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    done = run_cli("packs", "gate", str(pack), cwd=tmp_path, check=False)
+    assert done.returncode == 1 and f"{len(lines) - 1}/{len(lines)} passed, 1 rejected (squashed_branch 1)" \
+        in done.stdout, done.stdout

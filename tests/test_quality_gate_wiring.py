@@ -119,3 +119,37 @@ def test_add_task_refuses_a_bare_title_unless_accepted_and_records_the_gate(tmp_
     assert (accepted["passed"], accepted["accepted"]) == (False, True)
     assert [c["name"] for c in accepted["checks"] if not c["passed"]] == ["bare_title"]
     assert (good["passed"], good["accepted"]) == (True, False) and len(good["checks"]) == len(VERDICTS)
+
+
+def _merge_of(repo: Path, branch: str, messages: list[str], files: list[dict[str, str]]) -> None:
+    """A side branch of one commit per message, merged with a message that says nothing (`Merge branch 'x'`)."""
+    git(repo, "checkout", "-q", "-b", branch)
+    for message, change in zip(messages, files):
+        commit(repo, message, change)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", f"Merge branch '{branch}'", branch)
+
+
+def test_mining_rejects_a_squashed_branch_of_three_messages_and_keeps_two(tmp_path):
+    repo = tmp_path / "calc"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "root", {"calc/__init__.py": LIB, "tests/test_calc.py": TEST})
+    steps = ["Make clamp() return the upper bound of the closed interval it is given",
+             "Fix the failing test of clamp() after the interval change", "Apply review comments to clamp()"]
+    _merge_of(repo, "three", steps, [{"calc/__init__.py": FIXED}, {"tests/test_calc.py": UPPER},
+                                     {"calc/__init__.py": FIXED + "\n# closed\n"}])
+    _merge_of(repo, "two", steps[:2], [{"calc/__init__.py": FIXED + "\n# closed, both ends\n"},
+                                       {"tests/test_calc.py": UPPER + "\n# both\n"}])
+    validator = RecordingValidator()
+    mined = miner(tmp_path, repo, validator=validator)
+    report = m.mine(mined.pack.root, mined.history, mined.history.commits("main", None, None), mined,
+                    log=lambda line: None)
+    by_subject = {c["subject"]: c for c in report["candidates"]}
+    three = by_subject["Merge branch 'three'"]
+    assert (three["verdict"], three["squashed_messages"]) == ("squashed_branch", 3), three
+    assert "made of 3 commit messages" in three["reason"]
+    two = by_subject["Merge branch 'two'"]
+    assert two["verdict"] != "squashed_branch" and two["squashed_messages"] == 2
+    [task] = validator.tasks  # the two-message merge reached discovery with its count recorded
+    assert task.metadata["squashed_messages"] == 2 and task.metadata["statement_source"] == "merged commits"

@@ -72,6 +72,46 @@ def test_real_commit_messages_that_describe_behaviour_pass(repo, sha):
     assert failed(text, project=REPOS[repo].name) == [], text
 
 
+def squashed_statement(repo: str, sha: str) -> rules.Statement:
+    """The statement of a real first-parent merge, made of its branch's commit messages."""
+    import git
+
+    path = REPOS[repo]
+    if not path.is_dir():
+        pytest.skip(f"needs the shared mining repositories ({path} is absent)")
+    commit = git.Repo(path).commit(sha)
+    log = git.Repo(path).git.log("--no-merges", "--format=%B%x00", f"{commit.parents[0].hexsha}..{commit.hexsha}")
+    return rules.statement_for(commit.message, is_merge=True, merged_messages=[m for m in log.split("\0") if m.strip()])
+
+
+@pytest.mark.parametrize("repo, sha, messages", [
+    ("humanize", "d30c2b6882", 3),         # read: the tests' `when=` parameter is never named
+    ("humanize", "cca5a74aa2", 5),         # read: "Fix not defined error" and four more; behaviour only hinted
+    ("more-itertools", "1576344e0e", 9),   # read: "fix failing tests"...; which inputs raise is never stated
+    ("more-itertools", "a7a5b9ae6b", 6),   # read: mark_ends' output shape never described
+    ("more-itertools", "adba58a55b", 12),  # read: three unrelated features in one task
+    ("more-itertools", "ea2ea49d78", 5),   # read as fair (the tested ValueError is stated): the check's known cost
+])
+def test_a_squashed_branch_of_three_or_more_messages_is_rejected(repo, sha, messages):
+    statement = squashed_statement(repo, sha)
+    assert (statement.source, statement.messages) == ("merged commits", messages)
+    gate = run_gate(statement.text, None, project=REPOS[repo].name, squashed=statement.messages)
+    assert "squashed_branch" in [c.name for c in gate.failed], gate.summary()
+    assert "squashed_branch" not in failed(statement.text, project=REPOS[repo].name)  # the count decides, not the text
+
+
+def test_the_squash_threshold_decides_and_one_message_or_an_issue_passes():
+    assert failed("Handle empty input in interleave_evenly() by returning at once", squashed=2) == []
+    assert failed("Handle empty input in interleave_evenly() by returning at once", squashed=3) == ["squashed_branch"]
+    assert failed("Handle empty input in interleave_evenly() by returning at once", squashed=3,
+                  thresholds=Thresholds(squash_max_messages=3)) == []
+    reason = next(c.reason for c in check_statement("x", squashed=4) if c.name == "squashed_branch")
+    assert "4 commit messages" in reason and "more than 2" in reason
+    one = rules.statement_for("Merge branch 'x'", is_merge=True, merged_messages=["Fix a\n", "Merge branch 'y'"])
+    assert (one.source, one.messages) == ("merged commits", 1)
+    assert rules.statement_for("Fix windowed for n=0", is_merge=False).messages == 0
+
+
 def test_the_issues_examples_are_rejected_for_what_they_are():
     assert failed("make import faster") == ["bare_title"]
     revert = 'Revert "Speed up the parser"\n\nThis reverts commit 3f2a1c0d9e8b7a6f5e4d3c2b1a0f9e8d7c6b5a49.'

@@ -31,6 +31,10 @@ class Thresholds:
     table_min_lines: int = 100
     """Literal-only lines of a code file count as data from this many in the file on (a generated table; a
     hand-written list of primes or an ``__all__`` of 40 names is code)."""
+    squash_max_messages: int = 2
+    """A statement made of more commit messages of a squashed branch than this is rejected (``squashed_branch``):
+    in 20 mined tasks read by hand, 5 of the 6 squashes of 3 or more messages were unfair (BENCHMARKS.md,
+    "Mined tasks read by hand")."""
     f2p_min_covered_lines: int = 1
     """The coverage gate: the FAIL_TO_PASS tests must execute at least this many of the executable lines the
     gold patch changes (``quality/coverage.py``), else ``f2p_misses_change``."""
@@ -46,6 +50,8 @@ VERDICTS = {
     "ci_note": "the statement is a CI, tooling, formatting or dependency note, not a description of behaviour",
     "bare_title": "the statement is a bare title: too short, or short and naming no code, to tell what to build",
     "unseen_commit": "the statement points at a commit the agent cannot see (a revert, a commit hash)",
+    "squashed_branch": "the statement is the commit messages of a squashed branch (several changes and fix-ups), "
+                       "not a description of one behaviour",
 }
 """Every check of the gate, in the order it runs (gold patch, then statement), named as the verdict a candidate
 gets when it fails."""
@@ -86,8 +92,9 @@ class Gate:
 
 
 def run_gate(statement: str | None, patch: str | None, *, project: str = "", names: set[str] = frozenset(),
-             thresholds: Thresholds = DEFAULT) -> Gate:
-    """The gold patch's checks, then the statement's (either may be None: not checked)."""
+             squashed: int = 0, thresholds: Thresholds = DEFAULT) -> Gate:
+    """The gold patch's checks, then the statement's (either may be None: not checked). ``squashed``: how many
+    commit messages of a merged branch the statement is made of (0: it is one message, an issue or a PR)."""
     from evalharness.quality.goldpatch import check_gold
     from evalharness.quality.statement import check_statement
 
@@ -95,6 +102,6 @@ def run_gate(statement: str | None, patch: str | None, *, project: str = "", nam
     if patch is not None:
         checks += check_gold(patch, thresholds)
     if statement is not None:
-        checks += check_statement(statement, project=project, names=names, thresholds=thresholds)
+        checks += check_statement(statement, project=project, names=names, squashed=squashed, thresholds=thresholds)
     return Gate(checks)
 

@@ -75,7 +75,8 @@ def static_checks(pack: Pack, task: TaskSpec, thresholds: Thresholds) -> list[di
     from evalharness.sources.leak import names_tests_use
 
     gate = run_gate(task.problem_statement, task.patch, project=task.repo or pack.name,
-                    names=names_tests_use(task.test_patch), thresholds=thresholds)
+                    names=names_tests_use(task.test_patch), squashed=int(task.metadata.get("squashed_messages", 0)),
+                    thresholds=thresholds)
     return gate.to_json()["checks"]
 
 

@@ -1,7 +1,7 @@
 """Statement checks (pure): does a statement describe behaviour an agent can build from? (``docs/mining.md``)
 
 A mined statement is a commit message or a pull request's text; many are not reports of behaviour.
-Four checks, each a ``Check`` with a reason naming the text that decided it:
+Five checks, each a ``Check`` with a reason naming the text that decided it:
 
 - ``changelog``: a release or version note (``Version 11.0.1``, ``Changes for version 10.3.0``,
   ``Bump version to 2.1``), an edit of the changelog (``Update CHANGELOG``), or release notes: a list of at
@@ -18,6 +18,9 @@ Four checks, each a ``Check`` with a reason naming the text that decided it:
 - ``unseen_commit``: a revert (``Revert "..."``, ``This reverts commit <sha>``, ``revert #N``), or a commit
   hash in a statement that has fewer than ``body_min_words`` words besides it: the agent sees the base
   tree only, never the history, so a statement resting on a commit cannot be acted on.
+- ``squashed_branch``: the statement is more than ``squash_max_messages`` commit messages of a merged branch
+  (mining's ``merged commits`` source): a branch's messages list its steps and fix-ups ("fix failing tests"),
+  often several features at once, and leave the interface the tests pin unstated.
 """
 
 from __future__ import annotations
@@ -68,12 +71,14 @@ _PYTHON = re.compile(r"^(?:drop|add|remove|deprecate|set|bump|require|test)\w*\b
                      r"|\bminimum (?:python )?version\b|\bpython\s*\d[\d.]*\+?\s+support\b", re.I)
 
 
-def check_statement(text: str, *, project: str = "", names: set[str] = frozenset(),
+def check_statement(text: str, *, project: str = "", names: set[str] = frozenset(), squashed: int = 0,
                     thresholds: Thresholds = DEFAULT) -> list[Check]:
-    """The four statement checks, in order: changelog, ci_note, bare_title, unseen_commit."""
+    """The five statement checks, in order: changelog, ci_note, bare_title, unseen_commit, squashed_branch
+    (``squashed``: how many messages of a merged branch make the statement; 0 when it is not one)."""
     title, body = _title_body(text)
     return [_changelog(title, body), _ci_note(title, body, project, names, thresholds),
-            _bare_title(text, names, thresholds), _unseen_commit(text, title, thresholds)]
+            _bare_title(text, names, thresholds), _unseen_commit(text, title, thresholds),
+            _squashed_branch(squashed, thresholds)]
 
 
 def _title_body(text: str) -> tuple[str, str]:
@@ -165,3 +170,13 @@ def _unseen_commit(text: str, title: str, thresholds: Thresholds) -> Check:
                      f"{thresholds.body_min_words}): the agent sees no history")
     return Check("unseen_commit", True, f"mentions commit {sha.group(0)} within {n} words of description" if sha
                  else "no revert and no commit hash")
+
+
+def _squashed_branch(messages: int, thresholds: Thresholds) -> Check:
+    if messages > thresholds.squash_max_messages:
+        return Check("squashed_branch", False, f"made of {messages} commit messages of a merged branch (more than "
+                     f"{thresholds.squash_max_messages}): its steps and fix-ups, not one behaviour described")
+    if messages:
+        return Check("squashed_branch", True, f"{messages} commit message(s) of a merged branch "
+                     f"(at most {thresholds.squash_max_messages})")
+    return Check("squashed_branch", True, "not made of a merged branch's commit messages")

@@ -220,6 +220,8 @@ class Miner:
         statement = rules.statement_for(commit.message, is_merge=commit.is_merge,
                                         merged_messages=commit.merged_messages, export=self.export)
         entry["statement_source"] = statement.source
+        if statement.messages:
+            entry["squashed_messages"] = statement.messages
         if not statement.text:
             return None, {**entry, "verdict": "no_statement", "reason": rules.VERDICTS["no_statement"]}
         gold = self.history.diff(commit.parent, commit.sha, split.source)
@@ -243,7 +245,9 @@ class Miner:
         task = candidate(instance_id=entry["instance_id"], repo=self.history.name, base_commit=commit.parent,
                          problem_statement=text, patch=gold, test_patch=test_patch, created_at=commit.date,
                          metadata={"origin": "mined", "commit": commit.sha,
-                                   "statement_source": entry["statement_source"], "gate": entry["gate"]})
+                                   "statement_source": entry["statement_source"], "gate": entry["gate"],
+                                   **({"squashed_messages": entry["squashed_messages"]}
+                                      if "squashed_messages" in entry else {})})
         try:
             lists, base, with_gold = self.validator.discover(task, reruns=self.discover_reruns)
         except TaskError as e:
@@ -297,7 +301,8 @@ class Miner:
         from evalharness.sources.leak import names_tests_use
 
         gate = quality.run_gate(statement, None if statement is not None else gold, project=self.history.name,
-                                names=names_tests_use(test_patch), thresholds=self.thresholds)
+                                names=names_tests_use(test_patch), squashed=entry.get("squashed_messages", 0),
+                                thresholds=self.thresholds)
         checks = entry.setdefault("gate", {"passed": True, "checks": []})["checks"] + gate.to_json()["checks"]
         entry["gate"] = {"passed": all(c["passed"] for c in checks), "checks": checks}
         if gate.passed:

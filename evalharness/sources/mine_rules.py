@@ -152,6 +152,8 @@ class Statement:
     source: str
     """Where it came from: ``issue #N``, ``pr #N`` (the export), ``merge message``, ``commit message``,
     ``merged commits`` (a merge whose own message says nothing)."""
+    messages: int = 0
+    """How many commit messages of a merged branch make the text (``merged commits`` only; else 0)."""
 
 
 def statement_for(message: str, *, is_merge: bool, merged_messages: list[str] | None = None,
@@ -171,8 +173,8 @@ def statement_for(message: str, *, is_merge: bool, merged_messages: list[str] | 
     own = clean_message(message)
     if own:
         return Statement(own, "merge message" if is_merge else "commit message")
-    merged = "\n\n".join(m for m in (clean_message(x) for x in merged_messages or []) if m)
-    return Statement(merged, "merged commits" if merged else "none")
+    messages = [m for m in (clean_message(x) for x in merged_messages or []) if m]
+    return Statement("\n\n".join(messages), "merged commits", len(messages)) if messages else Statement("", "none")
 
 
 def _export_text(record: dict) -> str:
