@@ -109,10 +109,10 @@ def missing_tools(task: HarborTask, script: Path, image: Image) -> list[tuple[st
         return []
     have, missing, unknown = set(image.tools), {}, False
     for cmd in commands(read_text(script)):
-        tools, vague = installed(cmd)
-        unknown |= vague
         tool = "pytest" if cmd.name.startswith("python") and cmd.args[1:3] == ["-m", "pytest"] else cmd.name
         if tool in TOOLS and tool not in have and tool not in missing and not unknown:
             missing[tool] = cmd
+        tools, vague = installed(cmd)
         have |= tools
+        unknown |= vague
     return list(missing.items())
