@@ -252,3 +252,10 @@ def test_shell_reader():
                    (10, "python3", False, []), (12, "tee", False, [])]
     assert commands(script)[3].heredoc == "import os\nos.system('pytest')"
     assert commands(script)[6].piped_to == ["tee", "y"]
+
+
+def test_a_windows_tasks_bat_scripts_are_not_read_as_shell(tmp_path):
+    task = make(tmp_path, '[environment]\nos = "windows"\nallow_internet = false\n', test="",
+                files={"tests/test.bat": "curl https://x.org/a\r\npytest\r\n"})
+    assert task.test_script.name == "test.bat"
+    assert not found(task, "test-sh-sanity") and not found(task, "allow-internet")

@@ -26,7 +26,7 @@ _CONSTANT_NODES = (ast.Expression, ast.Constant, ast.Compare, ast.BoolOp, ast.Un
 def validate_nop(task: HarborTask) -> list[StaticFinding]:
     found = []
     script = task.test_script
-    if script is not None:
+    if script is not None and script.suffix == ".sh":
         cmds = commands(read_text(script))
         writes = [c for c in cmds if any(_REWARD.search(t) for _, t in c.redirects)]
         stops = errexit(cmds) is not None or any(c.name == "exit" for c in cmds)
@@ -80,6 +80,8 @@ def validate_oracle(task: HarborTask) -> list[StaticFinding]:
             return []
         return [StaticFinding("validate-oracle", 1, "no solution/solve.sh: the oracle cannot run, so nothing shows "
                               "the task can be solved", (Evidence("solution", None, "(missing)"),))]
+    if solve.suffix != ".sh":
+        return []
     expected = _expected_contents(task)
     found = []
     for path, (text, line) in _written_literals(task, solve).items():

@@ -37,7 +37,7 @@ def task_scripts(task: HarborTask) -> list[Script]:
     solves = [task.solve_script] + sorted((task.root / "steps").glob("*/solution/solve.sh"))
     for kind, paths in (("test", tests), ("solve", solves)):
         for path in paths:
-            if path is not None and path.is_file():
+            if path is not None and path.is_file() and path.suffix == ".sh":  # Windows .bat scripts are not read
                 found.append(Script(path, kind, commands(read_text(path))))
     return found
 
