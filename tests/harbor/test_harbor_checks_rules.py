@@ -142,6 +142,8 @@ def test_a_shared_verifier_with_its_own_environment_is_unreadable(tmp_path):
     ("FROM python:3.12-slim\n", "#!/bin/bash\ncurl -O https://x.org/a\n" + GOOD_TEST, ["curl", "pytest"]),
     ("FROM python:3.12\n", "#!/bin/bash\ncurl -O https://x.org/a\nuvx pytest\n" + GOOD_TEST, ["uvx", "pytest"]),
     ("FROM myorg/custom:1\n", GOOD_TEST, []),  # an unknown base: cannot tell
+    ("FROM python:3.12-slim\nRUN python -m venv /venv && /venv/bin/pip install pytest==8.4.1\n", GOOD_TEST, []),
+    ("FROM python:3.12-slim\n", GOOD_TEST.replace("pytest /tests", "/venv/bin/pytest /tests"), []),
     ("FROM ubuntu:24.04\n", "#!/bin/bash\ncurl -s https://x.org/i.sh | bash\n" + GOOD_TEST, ["curl"]),
     ("FROM ubuntu:24.04\nCOPY --from=ghcr.io/astral-sh/uv:0.8 /uv /uvx /bin/\n",
      "#!/bin/bash\nuvx --with pytest==8 pytest\n" + GOOD_TEST.replace("pytest /tests", "uvx pytest /tests"), []),

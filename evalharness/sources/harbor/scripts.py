@@ -66,7 +66,8 @@ def fetches(cmd: Command) -> Fetch | None:
     hosts = tuple(sorted({urlsplit(u).hostname or "" for u in urls}))
     if name in ("curl", "wget") and urls:
         shells = {"sh", "bash", "zsh", "python", "python3"}
-        return Fetch(cmd, "bootstrap" if set(cmd.piped_to[:1]) & shells else "download", hosts)
+        piped = {w.rsplit("/", 1)[-1] for w in cmd.piped_to[:1]}
+        return Fetch(cmd, "bootstrap" if piped & shells else "download", hosts)
     if name == "git" and "clone" in args and (urls or any(a.startswith("git@") for a in args)):
         return Fetch(cmd, "clone", hosts or ("git remote",))
     manager = package_manager(cmd)

@@ -34,9 +34,16 @@ class Command:
 
     @property
     def name(self) -> str:
-        """The program run: leading assignments, ``sudo``/``env``-style prefixes and keywords skipped."""
+        """The program run, without its directory (``/opt/venv/bin/pip`` is ``pip``): leading assignments,
+        ``sudo``/``env``-style prefixes and keywords skipped."""
         args = self.args
-        return args[0] if args else ""
+        return args[0].rsplit("/", 1)[-1] if args else ""
+
+    @property
+    def by_path(self) -> bool:
+        """The program is named by a path (``/opt/venv/bin/pytest``, ``./run``), not looked up on PATH."""
+        args = self.args
+        return bool(args) and "/" in args[0]
 
     @property
     def args(self) -> list[str]:

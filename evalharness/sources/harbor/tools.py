@@ -58,7 +58,7 @@ def installed(cmd: Command) -> tuple[set[str], bool]:
     """The tools a command installs, and whether it installs something unknowable (``curl ... | sh``)."""
     args, manager = cmd.args, package_manager(cmd)
     positional = [a for a in args[1:] if not a.startswith("-")]
-    if cmd.name in ("curl", "wget") and set(cmd.piped_to[:1]) & {"sh", "bash"}:
+    if cmd.name in ("curl", "wget") and {w.rsplit("/", 1)[-1] for w in cmd.piped_to[:1]} & {"sh", "bash"}:
         return ({"uv", "uvx"}, False) if any("astral.sh/uv" in a for a in args) else (set(), True)
     if cmd.name == "uv" and args[1:2] == ["venv"] or (cmd.name.startswith("python") and args[1:3] == ["-m", "venv"]):
         return {"python", "python3", "pip"} if cmd.name.startswith("python") else {"python", "python3"}, False
@@ -110,7 +110,7 @@ def missing_tools(task: HarborTask, script: Path, image: Image) -> list[tuple[st
     have, missing, unknown = set(image.tools), {}, False
     for cmd in commands(read_text(script)):
         tool = "pytest" if cmd.name.startswith("python") and cmd.args[1:3] == ["-m", "pytest"] else cmd.name
-        if tool in TOOLS and tool not in have and tool not in missing and not unknown:
+        if tool in TOOLS and tool not in have and tool not in missing and not unknown and not cmd.by_path:
             missing[tool] = cmd
         tools, vague = installed(cmd)
         have |= tools
