@@ -19,7 +19,7 @@ from evalharness.cli.packs import packs_cmd
 @click.option("--fail-at", type=click.IntRange(0, 3), default=1, show_default=True,
               help="Exit 1 when a finding is at least this severe (0-3: 1 minor, 2 serious, 3 cannot be graded "
                    "fairly).")
-@click.option("--check", "only", multiple=True, help="Only this check (repeatable; the ids below).")
+@click.option("--check", "only", multiple=True, help="Only this check (repeatable; the ids above).")
 def check_harbor_cmd(paths, fmt, fail_at, only) -> None:
     """Check Harbor task directories as the Terminal-Bench-3 template would, without Docker.
 
