@@ -4,10 +4,11 @@ Run by tests/test.sh as root, from the work tree, after the agent: restores the 
 base commit (from the image's own packed commit, never the work tree's .git), applies the test patch, runs
 the pack's test command as written, reads its results with evalharness's own parsers (shipped beside this
 file, unchanged) and decides as evalharness's grader does on an unguarded run (``grading.grade.decide``).
-Writes /logs/verifier/reward.txt (1 resolved, else 0) and verdict.json (outcome, reason, each test's status).
+Writes /logs/verifier/reward.txt (1 resolved, else 0) and verdict.json (outcome, reason, each test's status);
+a broken task (its test patch does not apply at base) gets verdict.json only and exit 1: no reward.
 
 Usage: python3 eh_harbor_verify.py TESTS_DIR   (TESTS_DIR holds config.json, test.patch and lib/)
-Python 3.7 syntax: it runs on every base image's system Python.
+Python 3.9 or newer (the shipped parsers need it): every evalharness base's system Python.
 """
 
 import json
@@ -131,8 +132,8 @@ def verify(tests_dir, workdir):
         config = json.load(f)
     restore(config["restore"], workdir)
     ok, message = apply_test_patch(os.path.join(tests_dir, "test.patch"), workdir)
-    if not ok:
-        return {"outcome": "patch_apply_failed", "reason": "the test patch does not apply: " + message.strip()[:500]}
+    if not ok:  # every file it names was just restored to base: the task is broken, not the agent's change
+        return {"outcome": "task_error", "reason": "the test patch does not apply at base: " + message.strip()[:500]}
     scratch = "/tmp/eh-verifier-" + secrets.token_hex(8)
     os.makedirs(scratch, mode=0o700)
     junit = scratch + "/junit.xml"
@@ -157,9 +158,11 @@ def main():
     verdict = verify(tests_dir, workdir)
     with open(os.path.join(LOGS, "verdict.json"), "w") as f:
         json.dump(verdict, f, indent=1, sort_keys=True)
+    print("evalharness verdict: {} ({})".format(verdict["outcome"], verdict["reason"]))
+    if verdict["outcome"] == "task_error":  # no reward: Harbor's verifier error, never the agent's 0
+        sys.exit(1)
     with open(os.path.join(LOGS, "reward.txt"), "w") as f:
         f.write("1\n" if verdict["outcome"] == "resolved" else "0\n")
-    print("evalharness verdict: {} ({})".format(verdict["outcome"], verdict["reason"]))
 
 
 if __name__ == "__main__":

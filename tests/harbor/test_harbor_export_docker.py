@@ -60,13 +60,17 @@ def _run(container, argv: list[str], *, user: str, workdir: str = "/") -> str:
     return out.decode(errors="replace")
 
 
-def _harbor_trial(docker_client, tag: str, task_dir: Path, *, solve: bool) -> tuple[str, dict]:
-    """Harbor's shared-mode steps: agent phase, then /tests copied in and test.sh run from the work tree."""
+def _harbor_trial(docker_client, tag: str, task_dir: Path, *, solve: bool, forge: bool = False) -> tuple[str, dict]:
+    """Harbor's shared-mode steps: agent phase, then /tests copied in and test.sh run from the work tree.
+    ``forge``: the agent writes reward files of 1 into /logs/verifier (made writable to it, as a mount may be)."""
     config = tomllib.loads((task_dir / "task.toml").read_text())
     workdir, agent_user = config["environment"]["workdir"], config["agent"]["user"]
     container = docker_client.containers.run(tag, ["sleep", "600"], detach=True, network_mode="none", labels=LABELS)
     try:
-        _run(container, ["mkdir", "-p", "/logs/verifier", "/logs/agent"], user="root")
+        _run(container, ["mkdir", "-m", "777", "-p", "/logs/verifier", "/logs/agent"], user="root")
+        if forge:
+            _run(container, ["sh", "-c", "echo 1 > /logs/verifier/reward.txt; echo '{\"reward\": 1}' > "
+                             "/logs/verifier/reward.json"], user=agent_user)
         if solve:
             _put(container, task_dir / "solution", "/solution")
             _run(container, ["bash", "/solution/solve.sh"], user=agent_user, workdir=workdir)
@@ -74,6 +78,7 @@ def _harbor_trial(docker_client, tag: str, task_dir: Path, *, solve: bool) -> tu
         _run(container, ["bash", "/tests/test.sh"], user=config["verifier"]["user"], workdir=workdir)
         reward = _run(container, ["cat", "/logs/verifier/reward.txt"], user="root").strip()
         verdict = json.loads(_run(container, ["cat", "/logs/verifier/verdict.json"], user="root"))
+        verdict["files"] = sorted(_run(container, ["ls", "/logs/verifier"], user="root").split())
         return reward, verdict
     finally:
         container.remove(force=True)
@@ -87,3 +92,10 @@ def test_the_exported_verifier_keeps_the_oracle_and_null_verdicts(task, exported
     assert (reward, verdict["outcome"]) == ("0", "unresolved"), verdict
     fail_to_pass = json.loads((exported / task / "tests" / "config.json").read_text())["FAIL_TO_PASS"]
     assert any(verdict["tests"][t] != "passed" for t in fail_to_pass)
+
+
+def test_reward_files_the_agent_wrote_do_not_count(exported, images, docker_client):
+    task = TASKS[0]
+    reward, verdict = _harbor_trial(docker_client, images[task], exported / task, solve=False, forge=True)
+    assert (reward, verdict["outcome"]) == ("0", "unresolved"), verdict
+    assert "reward.json" not in verdict["files"]  # Harbor would read it if reward.txt were ever missing

@@ -116,7 +116,9 @@ def test_sh(pack: Pack, task: TaskSpec) -> str:
             f"# Verifier of evalharness task {pack.name}/{task.instance_id} (exported by evalharness {__version__}).\n"
             "# verify.py restores the test files, applies test.patch, runs the pack's test command and decides as\n"
             "# evalharness's grader does on an unguarded run; it writes /logs/verifier/reward.txt (1 = resolved) and\n"
-            "# verdict.json. The base image's own Python runs it, isolated from the environment's variables.\n"
+            "# verdict.json. The base image's own Python (3.9 or newer) runs it, isolated from the environment's\n"
+            "# variables. A reward file already there is removed first: if the verifier fails, Harbor finds none\n"
+            "# (a verifier error, not the agent's 0, and never a reward the agent wrote).\n"
             "mkdir -p /logs/verifier\n"
-            "echo 0 > /logs/verifier/reward.txt\n"
+            "rm -f /logs/verifier/reward.txt /logs/verifier/reward.json\n"
             'exec /usr/bin/python3 -I "$(dirname "$(readlink -f "$0")")/verify.py" "$(dirname "$(readlink -f "$0")")"\n')
