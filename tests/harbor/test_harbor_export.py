@@ -147,3 +147,34 @@ def test_the_shipped_verifier_decides_as_the_grader(statuses, printed, exit_code
               "xfail_at_base": [ids["x"]]}
     outcome, reason, tests = decide(task, "junit", exit_code=exit_code, log=log, junit_xml=xml, patch_applied=True)
     assert _verifier().decide(config, exit_code, log, xml) == (outcome.value, reason, tests)
+
+
+def test_a_pack_from_a_local_repository_ships_it_as_a_bundle(tmp_path):
+    """A mined pack's source is a local git repository: the engine that builds cannot see it, so it travels."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "lib.py").write_text("def f():\n    return 1\n")
+    (repo / "tests" / "test_lib.py").write_text("from lib import f\n\ndef test_f():\n    assert f() == 1\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "pack.yaml").write_text(
+        "name: mined\nversion: 1\nenvironment:\n  source: {kind: git, url: ../repo, ref: main}\n  pip: [pytest==8.3.5]\n"
+        "tasks: tasks.jsonl\ntest_command: python -m pytest -rA --junitxml={junit_xml} {test_files}\nlog_parser: junit\n")
+    task = {"instance_id": "mined-1", "problem_statement": "f is wrong", "base_commit": base,
+            "FAIL_TO_PASS": ["tests/test_lib.py::test_f"], "patch": "", "test_patch": ""}
+    (pack / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    done = _export(pack, tmp_path / "out")
+    assert "1 Harbor task directories" in done.stdout and "no gold patch" in done.stderr
+    folder = tmp_path / "out" / "mined-1"
+    assert HarborTask.load(folder).solve_script is None
+    assert (folder / "environment" / "source.bundle").read_bytes()[:20].find(b"git bundle") > 0
+    dockerfile = (folder / "environment" / "Dockerfile").read_text()
+    assert "COPY source.bundle" in dockerfile and f"evalharness-prepare-task {base}" in dockerfile
+    assert "mined-1" in (tmp_path / "out" / "README.md").read_text().split("## Without a solution")[1]

@@ -120,7 +120,10 @@ def readme(pack: Pack, base: BaseKind, report: ExportReport) -> str:
     lines = [f"# {pack.name}: evalharness tasks as Harbor task directories", "",
              f"Exported by `evalharness packs export harbor` from pack {pack.name} v{pack.spec.version} "
              f"(content hash {pack.content_hash}): {len(report.written)} tasks, one directory each.", "",
-             "Run with Harbor: `harbor run -p <this folder> -a oracle` (reward 1 on every task), `-a nop` (reward 0).", ""]
+             "Run with Harbor: `harbor run -p <this folder> -a oracle` (reward 1 on every task), `-a nop` (reward 0).",
+             "Harbor's docker environment (0.26) enforces `network_mode = \"no-network\"` through an egress-control",
+             "sidecar whose image it pulls from Docker Hub; on an engine without registry access it refuses the task",
+             "(evalharness's docs/task-format.md, \"Exporting to Harbor\", gives the local change that runs it).", ""]
     if base == "local":
         lines += ["**The Dockerfiles start FROM an evalharness base image** (`evalharness/base:<name>-<hash>`), which",
                   "exists only where evalharness made it: `evalharness sandbox bootstrap --base NAME` (Debian by",
