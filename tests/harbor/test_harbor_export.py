@@ -43,7 +43,11 @@ def test_quickstart_exports_as_harbor_tasks_with_its_timeouts_provenance_and_tes
         assert config.schema_version == "1.4"
         assert config.environment.network() == "no-network"
         assert config.agent.timeout_sec == pack.spec.timeouts.agent_s and config.agent.user == "agent"
-        assert config.verifier.timeout_sec > pack.spec.timeouts.tests_s and not config.verifier.separate
+        assert config.verifier.timeout_sec > pack.spec.timeouts.tests_s and config.verifier.separate
+        assert config.artifacts == ["/testbed"]  # the work tree: what Harbor copies into the verifier's container
+        verifier_image = loaded.verifier_dockerfile.read_text()
+        assert verifier_image.startswith(loaded.dockerfile.read_text())
+        assert verifier_image.endswith("COPY config.json test.patch test.sh verify.py /tests/\nCOPY lib /tests/lib\n")
         assert config.metadata["evalharness_pack_content_hash"] == pack.content_hash
         assert loaded.instruction.strip() == task.problem_statement.strip()
         assert (folder / "solution" / "gold.patch").read_text() == task.patch
@@ -55,7 +59,15 @@ def test_quickstart_exports_as_harbor_tasks_with_its_timeouts_provenance_and_tes
         assert dockerfile.splitlines()[3].startswith("FROM evalharness/base:bookworm-")
         assert "boltons==26.2.0" in dockerfile and "evalharness-rebuild-tree /testbed agent:agent" in dockerfile
         assert (folder / "environment" / "prepare_task.sh").stat().st_mode & 0o111
-    assert "does not travel" in (tmp_path / "out" / "README.md").read_text()
+    assert "**separate** mode" in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_a_shared_verifier_runs_in_the_agents_container(tmp_path):
+    _export(QUICKSTART, tmp_path / "out", "--verifier", "shared", "--task", "boltons-strutils-parse-int-list")
+    loaded = HarborTask.load(tmp_path / "out" / "boltons-strutils-parse-int-list")
+    assert loaded.unknown_fields() == [] and loaded.config.verifier.environment_mode == "shared"
+    assert loaded.config.artifacts == [] and not (loaded.tests_dir / "Dockerfile").exists()
+    assert "**shared** mode" in (tmp_path / "out" / "README.md").read_text()
 
 
 def test_the_official_base_replaces_the_local_one_and_a_path_source_travels(tmp_path):

@@ -1,5 +1,7 @@
 """Harbor's own CLI (harbor 0.26.0 from PyPI) runs the exported quickstart pack against the local engine: the
-oracle agent gets reward 1 on every task, the nop agent 0 — the verdicts evalharness gives its oracle and null.
+oracle agent gets reward 1 on every task, the nop agent 0 — the verdicts evalharness gives its oracle and null —
+with the verifier in Harbor's separate mode (the export's default): the work tree copied by Harbor into a fresh
+container of tests/Dockerfile.
 
 Long: eight Harbor trials per agent. Needs ``EVALHARNESS_HARBOR_VENV`` (made by ``scripts/harbor-setup DIR``:
 harbor needs Python >= 3.12, and Harbor calls ``docker compose``). The default-tier test of the same guarantee,
@@ -8,9 +10,9 @@ with Harbor's steps played by the test itself, is ``test_harbor_export_docker.py
 One change to each exported task, for this engine only (docs/task-format.md, "Exporting to Harbor"): Harbor's
 docker environment enforces ``network_mode = "no-network"`` only through an egress-control sidecar whose image
 (alpine) it pulls from Docker Hub, and otherwise refuses the task; and Docker Compose builds on the default
-bridge network, which an engine started with ``--bridge=none`` lacks. So the copy says ``public`` and adds an
-environment/docker-compose.yaml that runs the container with ``network_mode: none`` and builds with the host's
-network: the task still runs with no network at all.
+bridge network, which an engine started with ``--bridge=none`` lacks. So the copy says ``public`` and adds a
+docker-compose.yaml to environment/ and tests/ that runs each container with ``network_mode: none`` and builds
+with the host's network: the task still runs with no network at all.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def _for_this_engine(exported: Path, out: Path) -> Path:
         text = toml.read_text()
         assert 'network_mode = "no-network"' in text
         toml.write_text(text.replace('network_mode = "no-network"', 'network_mode = "public"'))
-        (toml.parent / "environment" / "docker-compose.yaml").write_text(OFFLINE_COMPOSE)
+        for part in ("environment", "tests"):  # the agent's container, and the separate verifier's
+            (toml.parent / part / "docker-compose.yaml").write_text(OFFLINE_COMPOSE)
     (out / "README.md").unlink()
     return out
 
@@ -55,6 +58,7 @@ def _harbor(agent: str, dataset: Path, jobs: Path) -> dict[str, float]:
     for result in (jobs / agent).glob("*/result.json"):
         trial = json.loads(result.read_text())
         assert trial["exception_info"] is None, trial["exception_info"]
+        assert trial["verifier_environment_mode"] == "separate"
         rewards[trial["task_name"]] = trial["verifier_result"]["rewards"]["reward"]
     return rewards
 

@@ -5,7 +5,8 @@ A task directory holds task.toml, instruction.md (the statement the agent gets),
 reproducing the task image, ``export_env``), solution/ (solve.sh applying the gold patch, shipped beside it)
 and tests/ (test.sh running the shipped verifier, ``evalharness/data/eh_harbor_verify.py``, with evalharness's
 own log parsers copied unchanged, the test patch and the task's test lists). The verifier runs in Harbor's
-shared mode: evalharness's guarded test run does not travel (the README written beside the tasks says so).
+separate mode by default (tests/Dockerfile: the task image plus /tests; the work tree its one artifact), or shared;
+evalharness's guarded test run does not travel either way (the README written beside the tasks says so).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from evalharness.errors import TaskError, UserError
 from evalharness.packs import Pack
 from evalharness.sources.harbor.export_env import BaseKind, environment_files
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.render import solve_sh, task_toml, test_sh, verifier_config
+from evalharness.sources.harbor.render import VerifierMode, solve_sh, task_toml, test_sh, verifier_config
 from evalharness.types import TaskSpec
 
 Log = Callable[[str], None]
@@ -51,11 +52,22 @@ def verifier_files(pack: Pack, task: TaskSpec) -> dict[str, bytes]:
             f"{lib}/grading/textlogs.py": Path(textlogs_module.__file__).read_bytes()}
 
 
-def task_files(pack: Pack, task: TaskSpec, *, base: BaseKind, ca_bundle: bytes | None) -> dict[str, bytes]:
+def task_files(pack: Pack, task: TaskSpec, *, base: BaseKind, ca_bundle: bytes | None,
+               verifier: VerifierMode = "separate") -> dict[str, bytes]:
     """Every file of the task's directory, by path inside it."""
-    files = {"task.toml": task_toml(pack, task).encode(), "instruction.md": _text(task.problem_statement).encode()}
-    files.update({f"environment/{k}": v for k, v in environment_files(pack, task, base=base, ca_bundle=ca_bundle).items()})
-    files.update({f"tests/{k}": v for k, v in verifier_files(pack, task).items()})
+    files = {"task.toml": task_toml(pack, task, verifier).encode(),
+             "instruction.md": _text(task.problem_statement).encode()}
+    environment = environment_files(pack, task, base=base, ca_bundle=ca_bundle)
+    files.update({f"environment/{k}": v for k, v in environment.items()})
+    tests = verifier_files(pack, task)
+    files.update({f"tests/{k}": v for k, v in tests.items()})
+    if verifier == "separate":  # tests/ is the verifier image's build context: the task image plus /tests
+        top = sorted(name for name in tests if "/" not in name)
+        dirs = sorted({name.split("/")[0] for name in tests if "/" in name})
+        dockerfile = environment["Dockerfile"].decode() + f"COPY {' '.join(top)} /tests/\n"
+        dockerfile += "".join(f"COPY {d} /tests/{d}\n" for d in dirs)
+        files.update({f"tests/{k}": v for k, v in environment.items()})
+        files["tests/Dockerfile"] = dockerfile.encode()
     if task.patch.strip():
         files["solution/solve.sh"] = solve_sh(pack, task).encode()
         files["solution/gold.patch"] = _diff(task.patch).encode()
@@ -63,7 +75,8 @@ def task_files(pack: Pack, task: TaskSpec, *, base: BaseKind, ca_bundle: bytes |
 
 
 def export_pack(pack: Pack, out: Path, *, task_ids: tuple[str, ...] = (), base: BaseKind = "local",
-                ca_bundle: bytes | None = None, force: bool = False, log: Log = lambda line: None) -> ExportReport:
+                ca_bundle: bytes | None = None, verifier: VerifierMode = "separate", force: bool = False,
+                log: Log = lambda line: None) -> ExportReport:
     """Write one Harbor task directory per task (or per id of ``task_ids``) under ``out``, and a README."""
     tasks = _chosen(pack, task_ids)
     out = Path(out)
@@ -72,7 +85,7 @@ def export_pack(pack: Pack, out: Path, *, task_ids: tuple[str, ...] = (), base: 
     report = ExportReport()
     for task in tasks:
         try:
-            files = task_files(pack, task, base=base, ca_bundle=ca_bundle)
+            files = task_files(pack, task, base=base, ca_bundle=ca_bundle, verifier=verifier)
         except TaskError as e:
             report.skipped[task.instance_id] = e.reason or e.message
             log(f"skipped {task.instance_id}: {report.skipped[task.instance_id]}")
@@ -86,7 +99,7 @@ def export_pack(pack: Pack, out: Path, *, task_ids: tuple[str, ...] = (), base: 
         report.written.append(task.instance_id)
         if "solution/solve.sh" not in files:
             report.without_solution.append(task.instance_id)
-    _write(out, {"README.md": readme(pack, base, report).encode()})
+    _write(out, {"README.md": readme(pack, base, verifier, report).encode()})
     return report
 
 
@@ -115,7 +128,7 @@ def _text(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def readme(pack: Pack, base: BaseKind, report: ExportReport) -> str:
+def readme(pack: Pack, base: BaseKind, verifier: VerifierMode, report: ExportReport) -> str:
     """The README beside the exported tasks: what a recipient needs, and what does not travel."""
     lines = [f"# {pack.name}: evalharness tasks as Harbor task directories", "",
              f"Exported by `evalharness packs export harbor` from pack {pack.name} v{pack.spec.version} "
@@ -132,15 +145,23 @@ def readme(pack: Pack, base: BaseKind, report: ExportReport) -> str:
     lines += ["Building an environment fetches the repository and its pinned requirements (PyPI, git) with the",
               "build's network; the task itself runs with no network (`network_mode = \"no-network\"`).", "",
               "## What does not travel", "",
-              "- evalharness grades in a fresh container the agent never ran in, with a guarded pytest launcher",
-              "  (canaries, a nonce, the plugin lock) and a graded tree in which test files, conftest.py and runner",
-              "  configuration are restored. These tasks' verifier runs in Harbor's **shared** mode, in the container",
-              "  the agent used: it restores the test files and the test patch from the image's packed base commit",
-              "  and runs the tests unguarded with the pack's log parser, as evalharness does for an unguarded test",
-              "  command. An agent that runs as root, replaces the interpreter or leaves a process behind can",
-              "  defeat it; the agent runs as the unprivileged `agent` user for that reason.",
-              "- A verdict of evalharness's other outcomes (tampered, patch_rejected, task_error, ...) is reward 0",
-              "  here; `/logs/verifier/verdict.json` keeps the outcome and reason the verifier reached."]
+              "- evalharness grades a patch it derives itself, in a fresh container, with a guarded pytest launcher",
+              "  (canaries, a nonce, the plugin lock) over a graded tree in which test files, conftest.py, pytest",
+              "  configuration and start-up hooks are restored. Here the verifier restores the test files and the",
+              "  test patch from the image's packed base commit and runs the test command unguarded, deciding with",
+              "  evalharness's parsers as evalharness does for an unguarded test command."]
+    if verifier == "separate":
+        lines += ["- The verifier runs in Harbor's **separate** mode (Harbor 2026-05 on): a fresh container of",
+                  "  tests/Dockerfile (the task image plus /tests), into which Harbor copies the work tree, the one",
+                  "  declared artifact. The agent's processes, its changes outside the work tree (interpreter, PATH,",
+                  "  site-packages) and /logs/verifier stay behind; whatever the work tree holds (a conftest.py, a",
+                  "  module shadowing one the tests import) runs with the tests."]
+    else:
+        lines += ["- The verifier runs in Harbor's **shared** mode, in the container the agent used (as `agent`, not",
+                  "  root): an agent that gains root, changes the interpreter or leaves a process behind can defeat it."]
+    lines += ["- evalharness's other outcomes (tampered, patch_rejected, ...) are reward 0 here; a broken task",
+              "  (its test patch does not apply at base) gets no reward: Harbor's verifier error.",
+              "  `/logs/verifier/verdict.json` keeps the outcome and reason the verifier reached."]
     if report.skipped:
         lines += ["", "## Not exported", ""] + [f"- {t}: {why}" for t, why in sorted(report.skipped.items())]
     if report.without_solution:

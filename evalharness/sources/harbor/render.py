@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from typing import Literal
 
 from evalharness import __version__
 from evalharness.errors import UserError
@@ -20,6 +21,7 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-
 """Harbor's ``[task].name`` rule (harbor.constants.ORG_NAME_PATTERN, 0.26.0), and no ``..`` anywhere."""
 VERIFIER_MARGIN_S = 120
 """The verifier's limit beyond the test command's own: restoring files, applying the test patch, parsing."""
+VerifierMode = Literal["shared", "separate"]
 _DIFF_PATHS = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
@@ -57,14 +59,18 @@ def verifier_config(pack: Pack, task: TaskSpec) -> dict:
             "restore": restored_paths(pack, task), "tests_s": spec.timeouts.tests_s}
 
 
-def task_toml(pack: Pack, task: TaskSpec) -> str:
-    """task.toml (schema 1.4): identity, provenance, timeouts, resources, no network, the agent as ``agent``."""
+def task_toml(pack: Pack, task: TaskSpec, verifier: VerifierMode = "separate") -> str:
+    """task.toml (schema 1.4): identity, provenance, timeouts, resources, no network, the agent as ``agent``.
+    ``separate``: the verifier gets a fresh container of tests/Dockerfile, and the work tree is the one
+    artifact Harbor copies into it from the agent's container."""
     spec = pack.spec_for(task)
     assert spec.environment is not None
     limits = Limits()
     mib = 1024 * 1024
+    top = {"schema_version": "1.4", "source": f"evalharness pack {pack.name} v{pack.spec.version}",
+           "artifacts": [spec.environment.workdir] if verifier == "separate" else None}
     tables: list[tuple[str, dict]] = [
-        ("", {"schema_version": "1.4", "source": f"evalharness pack {pack.name} v{pack.spec.version}"}),
+        ("", top),
         ("task", {"name": harbor_name(pack.name, task.instance_id),
                   "description": f"{task.instance_id} from the evalharness pack {pack.name}",
                   "keywords": ["evalharness", pack.name]}),
@@ -73,7 +79,7 @@ def task_toml(pack: Pack, task: TaskSpec) -> str:
                       "evalharness_task": task.instance_id, "repo": task.repo, "base_commit": task.base_commit,
                       "log_parser": spec.log_parser, "test_command": spec.test_command}),
         ("verifier", {"timeout_sec": float(spec.timeouts.tests_s + VERIFIER_MARGIN_S), "user": "root",
-                      "environment_mode": "shared"}),
+                      "environment_mode": verifier}),
         ("agent", {"timeout_sec": float(spec.timeouts.agent_s), "user": "agent"}),
         ("environment", {"build_timeout_sec": float(2 * spec.timeouts.build_s), "cpus": max(1, round(limits.cpus)),
                          "memory_mb": parse_size(limits.memory) // mib,
