@@ -44,7 +44,6 @@ def _for_this_engine(exported: Path, out: Path) -> Path:
         toml.write_text(text.replace('network_mode = "no-network"', 'network_mode = "public"'))
         for part in ("environment", "tests"):  # the agent's container, and the separate verifier's
             (toml.parent / part / "docker-compose.yaml").write_text(OFFLINE_COMPOSE)
-    (out / "README.md").unlink()
     return out
 
 
