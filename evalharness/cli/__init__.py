@@ -18,6 +18,7 @@ from evalharness.cli import drift  # noqa: F401,E402  (registers `drift`)
 from evalharness.cli import review  # noqa: F401,E402  (registers `review`)
 from evalharness.cli import gate  # noqa: F401,E402  (registers `packs gate`)
 from evalharness.cli import check_harbor  # noqa: F401,E402  (registers `packs check-harbor`)
+from evalharness.cli import export  # noqa: F401,E402  (registers `packs export`)
 from evalharness.cli._common import cli
 from evalharness.cli.run import _print_report  # noqa: F401  (tests call it)
 from evalharness.errors import UserError
