@@ -85,7 +85,7 @@ def section(libs: list[str], notes: list[str] = ()) -> str:
     return "\n".join([
         "`evalharness packs inject --pack benchmarks/inject/LIB --count 30` on two PyPI sdists (their own test",
         "suites, no network in the sandboxes), then `evalharness run -H oracle -H null` on each pack. Measured on",
-        "the 2-core development machine shared with other jobs (load average 10 to 18), so seconds are upper",
+        "the 2-core development machine shared with other jobs (load average 3 to 9), so seconds are upper",
         "bounds. Yield: kept tasks over the mutants that got a final verdict (`not_needed`: pre-screened",
         "candidates left unvalidated once enough tasks were kept). Pre-screen: one run of the suite per mutant (stopping at the first failure) in one sandbox;",
         "validation: discovery (1 run of each side) plus validation (1 empty, 2 gold runs), fresh sandboxes, a",
