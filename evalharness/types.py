@@ -234,6 +234,8 @@ class Flag(str, Enum):
     OUTCOME_CHOSEN_BY_CODE = "outcome_chosen_by_code"  # a required test was skipped/xfailed from code under test
     SUSPICIOUS_CODE = "suspicious_code"  # the patch adds code that reaches for the runner, frames, gc or /proc
     COMPILED_ARTEFACT = "compiled_artefact"  # bytecode or a binary module the patch adds: removed before the run
+    CHANGED_OUTSIDE_WORKDIR = "changed_outside_workdir"  # a Harbor agent changed files outside its work directory
+    CHANGED_TOOLCHAIN = "changed_toolchain"  # ... among them what a verifier runs (PATH, interpreters, shell start-up)
 
 
 OUTCOME_FLAGS = frozenset({Flag.TAMPERED.value, Flag.PATCH_REJECTED.value, Flag.PATCH_TOO_LARGE.value})

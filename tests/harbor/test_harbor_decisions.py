@@ -96,7 +96,8 @@ def test_toolchain_changes_in_a_shared_verifier_are_tampering():
     assert changes.outside == ("changed /etc/motd",)
     assert tampered(changes, shared_verifier=True)
     assert not tampered(changes, shared_verifier=False)  # a separate verifier never runs the agent's files
-    clean = classify(_diff("/app", "/app/hello.txt", "/tmp/y", "/root/.cache/pip/x"), "/app")
+    clean = classify(_diff("/app", "/app/hello.txt", "/tmp/y", "/root/.cache/pip/x", "/usr/sbin/docker-init",
+                           "/etc/hosts"), "/app")
     assert clean.toolchain == () and clean.outside == () and not tampered(clean, shared_verifier=True)
 
 

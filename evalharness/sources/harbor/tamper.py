@@ -22,6 +22,9 @@ TOOLCHAIN = (
 )
 """Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
 interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries."""
+ENGINE = ("/usr/sbin/docker-init", "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/.dockerenv", "/dev", "/dev/*",
+          "/proc", "/sys")
+"""Mount points the engine itself adds to every container (``init``, name resolution files)."""
 IGNORED = ("/tmp", "/tmp/*", "/var/tmp/*", "/root/.cache/*", "/var/cache/*", "/var/lib/apt/*", "/var/log/*",
            "/logs/agent", "/logs/agent/*", "/logs/artifacts", "/logs/artifacts/*", "/solution", "/solution/*", "/logs")
 """Scratch and log places and the oracle's own /solution."""
@@ -50,6 +53,8 @@ def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> C
         if change["Kind"] == 0 and path in parents:  # a folder listed because something inside it changed
             continue
         if _under(path, workdir) or any(_under(path, a) for a in allowed) or workdir.startswith(path + "/"):
+            continue
+        if any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
             continue
         line = f"{kind} {path}"
         if any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN):
