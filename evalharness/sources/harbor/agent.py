@@ -45,12 +45,12 @@ def run_agent(box: HarborContainer, task: HarborTask, harness, model, workdir: s
             return AgentResult(exit_status="error", error=f"task {task.name} has no solution/solve.sh")
         box.put("/", dir_tar(task.solution_dir, "solution/"))
         command, env = "bash /solution/solve.sh", {**env, **task.config.solution.env}
-    elif kind == "command" and model is None:
+    elif kind == "command" and model is None and not harness.settings.install:
         command = harness.settings.command
     else:
         return AgentResult(exit_status="error", usage=Usage(cost_usd=None) if model else Usage(),
                            error=f"harness {harness.name} (kind {kind}) cannot run Harbor tasks yet: oracle, null "
-                                 "and command harnesses without a model can")
+                                 "and command harnesses without a model or install steps can")
     done = box.exec(command, workdir=workdir, timeout=timeout, env=env)
     step = {"action": command, "exit_code": done.exit_code, "output": done.output}
     status = "timed_out" if done.timed_out else "submitted"

@@ -62,7 +62,9 @@ def run_harbor_trial(ctx, trial):
                            flags=sorted({*flags, Flag.TAMPERED.value}))
     t0 = time.monotonic()
     try:
-        reward, output = _verify(ctx, trial, task, verifier_image or snapshot, workdir, carried, trial_id)
+        verifier_workdir = (ctx.client.images.get(verifier_image).attrs.get("Config", {}).get("WorkingDir") or "/"
+                            if verifier_image else workdir)
+        reward, output = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id)
     finally:
         _drop_image(ctx.client, snapshot)
     timings["verify_s"] = time.monotonic() - t0

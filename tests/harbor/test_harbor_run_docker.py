@@ -1,0 +1,148 @@
+"""Harbor packs run through the real CLI and a real engine: the shared cookbook-simple-task (with its overlay and
+the shipped base map) and hand-made tasks in tmp (a shared and a separate verifier); oracle resolves, null does
+not; adversarial `command` agents (no model) attack each route to the reward and none is resolved.
+
+One import and one run per pack; the images are built once for the module."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from support import REPO, SHARED, run_cli
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+TASKS = SHARED / "research-data" / "harbor" / "tasks"
+OVERLAYS = REPO / "tasks" / "harbor-overlays"
+
+CHECK = 'import sys\nok = open("/app/answer.txt").read().strip() == "solved" if __import__("os").path.exists("/app/answer.txt") else False\nopen("/logs/verifier/reward.txt", "w").write("1" if ok else "0")\n'
+SEPARATE_CHECK = ('import json, os\np = "/app/out.json"\nd = json.load(open(p)) if os.path.exists(p) else {}\n'
+                  'json.dump({"mean": float(d.get("mean") == 2.5), "count": float(d.get("count") == 4)}, '
+                  'open("/logs/verifier/reward.json", "w"))\n')
+ATTACKS = {
+    # the agent writes the reward itself
+    "write-reward": "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt",
+    # it replaces the interpreter the verifier calls
+    "fake-python": "printf '#!/bin/sh\\nmkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt\\n' > /usr/local/bin/python3 "
+                   "&& chmod +x /usr/local/bin/python3",
+    # it edits the tests directory
+    "edit-tests": "mkdir -p /tests && printf 'open(\"/logs/verifier/reward.txt\",\"w\").write(\"1\")\\n' > /tests/check.py",
+    # it leaves a process behind to write the reward after it ends
+    "lingering": "nohup sh -c 'sleep 3; mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; "
+                 "echo solved > /app/answer.txt' >/dev/null 2>&1 &",
+    # the honest control: the same harness kind, solving
+    "honest": "echo solved > /app/answer.txt",
+}
+
+
+def _write(path: Path, text: str, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+
+
+def _hand_tasks(root: Path) -> Path:
+    shared = root / "answer-shared"
+    _write(shared / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n'
+                                 '[environment]\nallow_internet = false\n')
+    _write(shared / "instruction.md", "Write the word solved into /app/answer.txt.\n")
+    _write(shared / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    _write(shared / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
+    _write(shared / "tests" / "check.py", CHECK)
+    _write(shared / "solution" / "solve.sh", "#!/bin/bash\necho solved > /app/answer.txt\n", 0o755)
+    separate = root / "stats-separate"
+    _write(separate / "task.toml", 'schema_version = "1.3"\nartifacts = ["/app/out.json"]\n'
+                                   '[verifier]\ntimeout_sec = 60.0\nenvironment_mode = "separate"\n'
+                                   '[agent]\ntimeout_sec = 60.0\n[environment]\nallow_internet = false\n')
+    _write(separate / "instruction.md", "Write {\"mean\": 2.5, \"count\": 4} for 1 2 3 4 to /app/out.json.\n")
+    _write(separate / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    _write(separate / "tests" / "Dockerfile", "FROM debian:bookworm-slim\nCOPY . /tests/\n")
+    _write(separate / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
+    _write(separate / "tests" / "check.py", SEPARATE_CHECK)
+    _write(separate / "solution" / "solve.sh", "#!/bin/bash\necho '{\"mean\": 2.5, \"count\": 4}' > /app/out.json\n",
+           0o755)
+    return root
+
+
+def _harness(folder: Path, name: str, command: str) -> str:
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps({"kind": "command", "name": name, "model": False, "command": command}))
+    return str(path)
+
+
+def _rows(root: Path, run_id: str) -> dict[tuple[str, str, int], dict]:
+    with sqlite3.connect(root / "runs" / "evalharness.db") as db:
+        db.row_factory = sqlite3.Row
+        rows = db.execute("SELECT * FROM trials WHERE run_id = ?", (run_id,)).fetchall()
+    return {(r["task_id"], r["harness"], r["seed"]): dict(r) for r in rows}
+
+
+def _run(root: Path, pack: Path, *harnesses: str, seeds: int = 1) -> tuple[dict, str]:
+    args = [a for h in harnesses for a in ("-H", h)]
+    done = run_cli("run", "-p", str(pack), *args, "--seeds", str(seeds), "--format", "json", cwd=root, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with sqlite3.connect(root / "runs" / "evalharness.db") as db:
+        [(run_id,)] = db.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchall()
+    return _rows(root, run_id), run_id
+
+
+def _result(root: Path, row: dict) -> dict:
+    return json.loads((root / "runs" / row["detail"] / "result.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def hand_run(tmp_path_factory, base_image):
+    root = tmp_path_factory.mktemp("harbor-hand")
+    run_cli("packs", "import", "harbor", str(_hand_tasks(root / "src")), "--out", str(root / "pack"), cwd=root)
+    harnesses = [_harness(root, name, command) for name, command in ATTACKS.items()]
+    rows, _ = _run(root, root / "pack", "oracle", "null", *harnesses)
+    return root, rows
+
+
+def test_oracle_resolves_null_does_not_and_rewards_are_stored(hand_run):
+    root, rows = hand_run
+    assert rows[("answer-shared", "oracle", 0)]["outcome"] == "resolved"
+    assert rows[("answer-shared", "null", 0)]["outcome"] == "unresolved"
+    assert _result(root, rows[("answer-shared", "null", 0)])["reward"]["reward"] == 0.0
+    oracle = _result(root, rows[("stats-separate", "oracle", 0)])
+    assert oracle["outcome"] == "resolved" and oracle["reward"]["rewards"] == {"mean": 1.0, "count": 1.0}
+    null = rows[("stats-separate", "null", 0)]
+    assert null["outcome"] == "unresolved" and _result(root, null)["reward"]["rewards"] == {"mean": 0.0, "count": 0.0}
+
+
+@pytest.mark.parametrize("attack, outcome", [("write-reward", "tampered"), ("fake-python", "tampered"),
+                                             ("edit-tests", "tampered"), ("lingering", "unresolved")])
+def test_no_attack_reaches_reward_one_in_a_shared_verifier(hand_run, attack, outcome):
+    root, rows = hand_run
+    row = rows[("answer-shared", attack, 0)]
+    assert row["outcome"] == outcome, row["reason"]
+    if outcome == "tampered":
+        assert "changed_toolchain" in json.loads(row["flags"]) and "/" in row["reason"]
+    else:  # the process was stopped with the agent's container: it never wrote the reward nor the answer
+        assert _result(root, row)["reward"]["reward"] == 0.0
+
+
+def test_the_honest_command_agent_is_resolved(hand_run):
+    _, rows = hand_run
+    assert rows[("answer-shared", "honest", 0)]["outcome"] == "resolved"
+
+
+def test_a_separate_verifier_never_runs_the_agents_files(hand_run):
+    root, rows = hand_run
+    for attack in ("write-reward", "fake-python", "edit-tests", "lingering"):
+        row = rows[("stats-separate", attack, 0)]
+        assert row["outcome"] == "unresolved", (attack, row["reason"])  # flagged, verified apart, not solved
+    assert "changed_toolchain" in json.loads(rows[("stats-separate", "fake-python", 0)]["flags"])
+
+
+@pytest.mark.skipif(not TASKS.is_dir(), reason=f"{TASKS} absent (shared research data)")
+def test_the_shared_simple_task_with_its_overlay_oracle_1_null_0(tmp_path, base_image):
+    run_cli("packs", "import", "harbor", str(TASKS / "cookbook-simple-task"), "--out", str(tmp_path / "pack"),
+            "--overlays", str(OVERLAYS), "--base-map", str(OVERLAYS / "base-map.yaml"), cwd=tmp_path)
+    rows, _ = _run(tmp_path, tmp_path / "pack", "oracle", "null", seeds=2)
+    assert {k: r["outcome"] for k, r in rows.items()} == {
+        ("cookbook-simple-task", "oracle", 0): "resolved", ("cookbook-simple-task", "oracle", 1): "resolved",
+        ("cookbook-simple-task", "null", 0): "unresolved", ("cookbook-simple-task", "null", 1): "unresolved"}
