@@ -107,8 +107,10 @@ def test_oracle_resolves_null_does_not_and_rewards_are_stored(hand_run):
     assert rows[("answer-shared", "oracle", 0)]["outcome"] == "resolved"
     assert rows[("answer-shared", "null", 0)]["outcome"] == "unresolved"
     assert _result(root, rows[("answer-shared", "null", 0)])["reward"]["reward"] == 0.0
+    assert (rows[("answer-shared", "oracle", 0)]["reward"], rows[("answer-shared", "null", 0)]["reward"]) == (1.0, 0.0)
     oracle = _result(root, rows[("stats-separate", "oracle", 0)])
     assert oracle["outcome"] == "resolved" and oracle["reward"]["rewards"] == {"mean": 1.0, "count": 1.0}
+    assert json.loads(rows[("stats-separate", "oracle", 0)]["rewards"]) == {"count": 1.0, "mean": 1.0}
     null = rows[("stats-separate", "null", 0)]
     assert null["outcome"] == "unresolved" and _result(root, null)["reward"]["rewards"] == {"mean": 0.0, "count": 0.0}
 
