@@ -103,7 +103,7 @@ def test_toolchain_changes_in_a_shared_verifier_are_tampering():
 
 @pytest.mark.parametrize("path", ["/root/.bashrc", "/etc/profile.d/x.sh", "/usr/local/lib/python3.13/site-packages/_pytest/x.py",
                                   "/tests/test_state.py", "/logs/verifier/reward.txt", "/etc/ld.so.preload",
-                                  "/bin/bash", "/usr/local/bin/uvx"])
+                                  "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini"])
 def test_each_route_to_the_verifier_is_toolchain(path):
     assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
 

@@ -19,9 +19,12 @@ TOOLCHAIN = (
     "/etc/ld.so.conf", "/etc/ld.so.conf.d/*", "/etc/ld.so.cache", "/root/.bashrc", "/root/.profile",
     "/root/.bash_profile", "/root/.local/bin/*", "/root/.local/lib/*", "/root/.cargo/bin/*", "/tests", "/tests/*",
     "/logs/verifier", "/logs/verifier/*",
+    "/conftest.py", "/pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg", "/sitecustomize.py",
+    "/usercustomize.py", "/*.pth", "/logs/conftest.py", "/logs/pytest.ini",
 )
 """Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
-interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries."""
+interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries; the test
+runner's configuration and ``conftest.py`` in a folder above /tests (pytest reads them from there) too."""
 ENGINE = ("/usr/sbin/docker-init", "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/.dockerenv", "/dev", "/dev/*",
           "/proc", "/sys")
 """Mount points the engine itself adds to every container (``init``, name resolution files)."""
