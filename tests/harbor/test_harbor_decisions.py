@@ -111,3 +111,14 @@ def test_each_route_to_the_verifier_is_toolchain(path):
 def test_declared_artifacts_are_not_changes_outside():
     changes = classify(_diff("/root/results/r.json", "/root/results"), "/root", ("/root/results/r.json",))
     assert changes == classify([], "/root")
+
+
+def test_bytecode_is_set_apart_to_be_removed_not_judged():
+    changes = classify(_diff("/opt/venv/lib/python3.11/site-packages/x/__pycache__",
+                             "/opt/venv/lib/python3.11/site-packages/x/__pycache__/a.cpython-311.pyc",
+                             "/usr/lib/python3/dist-packages/y.pyc", kind=1), "/app")
+    assert changes.toolchain == () and changes.outside == ()
+    assert changes.bytecode == ("/opt/venv/lib/python3.11/site-packages/x/__pycache__/a.cpython-311.pyc",
+                                "/usr/lib/python3/dist-packages/y.pyc")
+    assert not tampered(changes, shared_verifier=True)
+    assert classify(_diff("/usr/lib/python3/dist-packages/y.pyc", kind=2), "/app").bytecode == ()

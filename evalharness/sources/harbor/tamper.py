@@ -39,6 +39,10 @@ class Changes:
     """``kind path`` lines of changes a shared verifier would run or read."""
     outside: tuple[str, ...]
     """Other changes outside the work directory (flagged, not judged)."""
+    bytecode: tuple[str, ...] = ()
+    """Paths of Python bytecode the agent's runs added or changed outside the work directory (``__pycache__``,
+    ``.pyc``): an interpreter writes them as it imports, and a forged one would run in the verifier. Removed
+    from a shared verifier's filesystem before it runs (flag ``compiled_artefact``), never judged."""
 
 
 def _under(path: str, folder: str) -> bool:
@@ -48,7 +52,7 @@ def _under(path: str, folder: str) -> bool:
 def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> Changes:
     """Pure: the engine's changes (``[{"Path": ..., "Kind": 0|1|2}]``) sorted into toolchain and other changes
     outside ``workdir`` and the ``allowed`` paths (the task's declared artifacts)."""
-    toolchain, outside = [], []
+    toolchain, outside, bytecode = [], [], []
     paths = [change["Path"] for change in diff or []]
     parents = {p for p in paths for q in paths if q.startswith(p.rstrip("/") + "/")}
     for change in diff or []:
@@ -60,11 +64,14 @@ def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> C
         if any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
             continue
         line = f"{kind} {path}"
+        if change["Kind"] != 2 and (path.endswith((".pyc", "/__pycache__")) or "/__pycache__/" in path):
+            bytecode.append(path)
+            continue
         if any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN):
             toolchain.append(line)
         elif not any(fnmatch.fnmatchcase(path, p) for p in IGNORED):
             outside.append(line)
-    return Changes(tuple(toolchain), tuple(outside))
+    return Changes(tuple(toolchain), tuple(outside), tuple(p for p in bytecode if not p.endswith("/__pycache__")))
 
 
 def tampered(changes: Changes, *, shared_verifier: bool) -> bool:

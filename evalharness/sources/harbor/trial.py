@@ -12,6 +12,7 @@ processes are gone (docs/threat-model.md, "Harbor tasks").
 
 from __future__ import annotations
 
+import shlex
 import time
 from datetime import datetime, timezone
 
@@ -64,7 +65,8 @@ def run_harbor_trial(ctx, trial):
     try:
         verifier_workdir = (ctx.client.images.get(verifier_image).attrs.get("Config", {}).get("WorkingDir") or "/"
                             if verifier_image else workdir)
-        reward, output = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id)
+        reward, output = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
+                                 () if verifier_image else changes.bytecode)
     finally:
         _drop_image(ctx.client, snapshot)
     timings["verify_s"] = time.monotonic() - t0
@@ -81,6 +83,8 @@ def _flags(changes: Changes) -> list[str]:
         flags.add(Flag.CHANGED_OUTSIDE_WORKDIR.value)
     if changes.toolchain:
         flags.add(Flag.CHANGED_TOOLCHAIN.value)
+    if changes.bytecode:
+        flags.add(Flag.COMPILED_ARTEFACT.value)
     return sorted(flags)
 
 
@@ -111,7 +115,8 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         box.remove()
 
 
-def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id) -> tuple[Reward, str]:
+def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
+            bytecode: tuple[str, ...]) -> tuple[Reward, str]:
     verifier = task.config.verifier
     box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="verifier",
                           env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), **_limits(ctx, task))
@@ -121,6 +126,10 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
             if data is not None:
                 box.put("/", reroot(data, path))
         box.start()
+        if bytecode:  # the agent's bytecode never runs in the verifier (rm is the image's: toolchain unchanged)
+            removed = box.exec("rm -f -- " + " ".join(shlex.quote(p) for p in bytecode), workdir="/", timeout=120)
+            if removed.exit_code != 0:
+                raise SandboxError(f"could not remove the agent's bytecode before verifying: {removed.output[:300]}")
         done = box.exec("bash /tests/test.sh", workdir=workdir, timeout=verifier.timeout_sec)
         box.stop()
         reward = parse_reward(box.read_file("/logs/verifier/reward.txt"), box.read_file("/logs/verifier/reward.json"),
