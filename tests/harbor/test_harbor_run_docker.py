@@ -119,12 +119,12 @@ def hand_run(tmp_path_factory, base_image):
     root = tmp_path_factory.mktemp("harbor-hand")
     run_cli("packs", "import", "harbor", str(_hand_tasks(root / "src")), "--out", str(root / "pack"), cwd=root)
     harnesses = [_harness(root, name, command) for name, command in ATTACKS.items()]
-    rows, _ = _run(root, root / "pack", "oracle", "null", *harnesses)
-    return root, rows
+    rows, run_id = _run(root, root / "pack", "oracle", "null", *harnesses)
+    return root, rows, run_id
 
 
 def test_oracle_resolves_null_does_not_and_rewards_are_stored(hand_run):
-    root, rows = hand_run
+    root, rows, _ = hand_run
     assert rows[("answer-shared", "oracle", 0)]["outcome"] == "resolved"
     assert rows[("answer-shared", "null", 0)]["outcome"] == "unresolved"
     assert _result(root, rows[("answer-shared", "null", 0)])["reward"]["reward"] == 0.0
@@ -140,7 +140,7 @@ def test_oracle_resolves_null_does_not_and_rewards_are_stored(hand_run):
                                              ("edit-tests", "tampered"), ("lingering", "unresolved"),
                                              ("forged-bytecode", "unresolved")])
 def test_no_attack_reaches_reward_one_in_a_shared_verifier(hand_run, attack, outcome):
-    root, rows = hand_run
+    root, rows, _ = hand_run
     row = rows[("answer-shared", attack, 0)]
     assert row["outcome"] == outcome, row["reason"]
     if outcome == "tampered":
@@ -152,12 +152,12 @@ def test_no_attack_reaches_reward_one_in_a_shared_verifier(hand_run, attack, out
 
 
 def test_the_honest_command_agent_is_resolved(hand_run):
-    _, rows = hand_run
+    _, rows, _ = hand_run
     assert rows[("answer-shared", "honest", 0)]["outcome"] == "resolved"
 
 
 def test_a_separate_verifier_never_runs_the_agents_files(hand_run):
-    root, rows = hand_run
+    root, rows, _ = hand_run
     for attack in ("write-reward", "fake-python", "edit-tests", "lingering", "forged-bytecode"):
         row = rows[("stats-separate", attack, 0)]
         assert row["outcome"] == "unresolved", (attack, row["reason"])  # flagged, verified apart, not solved
@@ -174,3 +174,15 @@ def test_the_shared_simple_task_with_its_overlay_oracle_1_null_0(tmp_path, base_
     assert outcomes == {("oracle", 0): "resolved", ("oracle", 1): "resolved", ("null", 0): "unresolved",
                         ("null", 1): "unresolved", ("conftest-root", 0): "tampered", ("conftest-root", 1): "tampered",
                         ("conftest-workdir", 0): "unresolved", ("conftest-workdir", 1): "unresolved"}
+
+
+def test_grade_decides_the_kept_reward_files_again(hand_run):
+    root, rows, run_id = hand_run
+    again = run_cli("grade", run_id, cwd=root)
+    verified = sum(1 for r in rows.values() if r["outcome"] != "tampered")
+    assert f"re-graded {verified} trial(s): {verified} unchanged, 0 changed" in again.stdout
+    kept = root / "runs" / rows[("answer-shared", "oracle", 0)]["detail"] / "reward.txt"
+    assert kept.read_bytes().strip() == b"1"
+    kept.write_bytes(b"2\n")  # a reward out of range is the verifier's outcome, never the agent's
+    changed = run_cli("grade", run_id, cwd=root, check=False)
+    assert changed.returncode == 1 and "verifier_error" in changed.stdout

@@ -21,7 +21,7 @@ from evalharness.sources.harbor.agent import prepare, run_agent
 from evalharness.sources.harbor.build import HarborImages, harbor_task, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.reward import Reward, parse_reward
+from evalharness.sources.harbor.reward import TIMED_OUT, Reward, parse_reward
 from evalharness.sources.harbor.tamper import Changes, classify, tampered
 from evalharness.types import AgentResult, Flag, Outcome
 
@@ -65,16 +65,17 @@ def run_harbor_trial(ctx, trial):
     try:
         verifier_workdir = (ctx.client.images.get(verifier_image).attrs.get("Config", {}).get("WorkingDir") or "/"
                             if verifier_image else workdir)
-        reward, output = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
+        reward, output, raw = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
                                  () if verifier_image else changes.bytecode)
     finally:
         _drop_image(ctx.client, snapshot)
     timings["verify_s"] = time.monotonic() - t0
     log.append(f"verified: {reward.outcome.value} ({reward.reason})")
-    record = {**reward.to_dict(), "changed_outside_workdir": list(changes.outside),
-              "changed_toolchain": list(changes.toolchain)}
+    record = {**reward.to_dict(), "verifier_timed_out": reward.defect == TIMED_OUT,
+              "changed_outside_workdir": list(changes.outside), "changed_toolchain": list(changes.toolchain),
+              "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else []}
     return TrialOutput(reward.outcome, reward.reason, agent, None, started, _now(), timings, log, flags=flags,
-                       reward=record, files={"verifier_output.txt": output})
+                       reward=record, files={"verifier_output.txt": output, **raw})
 
 
 def _flags(changes: Changes) -> list[str]:
@@ -116,7 +117,9 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
 
 
 def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
-            bytecode: tuple[str, ...]) -> tuple[Reward, str]:
+            bytecode: tuple[str, ...]) -> tuple[Reward, str, dict[str, bytes]]:
+    """The reward, the verifier's output, and the reward files as the verifier wrote them (kept: ``grade``
+    decides them again)."""
     verifier = task.config.verifier
     box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="verifier",
                           env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), **_limits(ctx, task))
@@ -132,9 +135,10 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
                 raise SandboxError(f"could not remove the agent's bytecode before verifying: {removed.output[:300]}")
         done = box.exec("bash /tests/test.sh", workdir=workdir, timeout=verifier.timeout_sec)
         box.stop()
-        reward = parse_reward(box.read_file("/logs/verifier/reward.txt"), box.read_file("/logs/verifier/reward.json"),
-                              timed_out=done.timed_out)
-        return reward, f"$ bash /tests/test.sh  (exit {done.exit_code})\n{done.output}"
+        raw = {name: box.read_file(f"/logs/verifier/{name}") for name in ("reward.txt", "reward.json")}
+        reward = parse_reward(raw["reward.txt"], raw["reward.json"], timed_out=done.timed_out)
+        output = f"$ bash /tests/test.sh  (exit {done.exit_code})\n{done.output}"
+        return reward, output, {name: data for name, data in raw.items() if data is not None}
     finally:
         box.remove()
 
