@@ -71,6 +71,10 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     from evalharness.sandbox.docker import remove_labelled
     from evalharness.validation import summary, validate_pack
 
+    if pack.spec.kind == "harbor":
+        raise UserError(f"packs validate --run does not run Harbor packs yet ({pack.name})",
+                        f"check them with: evalharness run -p {pack.root} -H oracle -H null --seeds 2 "
+                        "(oracle must reach reward 1, null 0)")
     unknown = sorted(set(only) - {t.instance_id for t in pack.tasks})
     if unknown:
         raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")

@@ -71,6 +71,8 @@ def test_the_hash_covers_task_files_overlays_and_the_base_map(tmp_path):
         assert load_pack(out).content_hash != first, path
         path.write_bytes(before)
     assert load_pack(out).content_hash == first
+    done = run_cli("packs", "validate", str(out), "--run", cwd=tmp_path, check=False)
+    assert done.returncode != 0 and "does not run Harbor packs yet" in done.stderr and "-H oracle -H null" in done.stderr
 
 
 def test_bad_input_is_named(tmp_path):

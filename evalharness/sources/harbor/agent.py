@@ -34,9 +34,11 @@ def prepare(box: HarborContainer, task: HarborTask) -> None:
     box.put("/", _file_tar(INSTRUCTION.lstrip("/"), task.instruction.encode()))
 
 
-def run_agent(box: HarborContainer, task: HarborTask, harness, model, workdir: str) -> AgentResult:
+def run_agent(box: HarborContainer, task: HarborTask, harness, model, workdir: str,
+              wall_s: float | None = None) -> AgentResult:
+    """``wall_s``: the run's --max-wall budget, which caps the task's ``agent.timeout_sec``."""
     kind = harness.config().get("kind")
-    timeout = task.config.agent.timeout_sec or 1800.0
+    timeout = min(t for t in (task.config.agent.timeout_sec or 1800.0, wall_s) if t)
     env = {**task.config.environment.env}
     if kind == "null":
         return AgentResult(exit_status="submitted")

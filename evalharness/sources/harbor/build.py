@@ -56,9 +56,8 @@ class HarborImages:
         self.notes: list[str] = []
 
     def _base(self, image: str, mapping: dict[str, str], task_id: str) -> tuple[str, bool]:
-        choice = choose_base(image, present=present(self.client, image),
-                             pulled=False if present(self.client, image) else pull(self.client, image),
-                             mapping=mapping)
+        here = present(self.client, image)
+        choice = choose_base(image, present=here, pulled=not here and pull(self.client, image), mapping=mapping)
         if choice.image is None:
             raise TaskError(f"task {task_id}: {choice.reason}", "add a mapping: packs import harbor --base-map",
                             reason=choice.reason)

@@ -20,12 +20,19 @@ def present(client: docker.DockerClient, image: str) -> bool:
         return False
 
 
+_failed: set[str] = set()
+"""Images no registry gave in this process: not asked again for every trial."""
+
+
 def pull(client: docker.DockerClient, image: str) -> bool:
-    """Pull ``image``; False when no registry answers or it has no such image."""
+    """Pull ``image``; False when no registry answers or it has no such image (remembered for the process)."""
+    if image in _failed:
+        return False
     try:
         client.images.pull(image if ":" in image.split("/")[-1] or "@" in image else f"{image}:latest")
         return True
     except _ERRORS:
+        _failed.add(image)
         return False
 
 

@@ -104,7 +104,7 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         prepare(box, task)
         box.start()
         log.append(f"agent container {box.container.id[:12]}")
-        agent = run_agent(box, task, trial.harness, trial.model, workdir)
+        agent = run_agent(box, task, trial.harness, trial.model, workdir, ctx.budget.max_wall_s)
         box.stop()  # every process the agent left ends here, before anything is read or verified
         changes = classify(box.changes(), workdir, tuple(task.config.artifacts))
         if changes.outside or changes.toolchain:
