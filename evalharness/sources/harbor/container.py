@@ -68,7 +68,10 @@ class HarborContainer:
     without copying the image's content there (``no_copy``): empty, owned by root, never the agent's."""
 
     def __init__(self, client: docker.DockerClient, image: str, *, run_id: str, trial: str, role: str,
-                 cpus: float, memory_mb: int, pids: int, env: dict[str, str], volumes: tuple[str, ...] = ()):
+                 cpus: float, memory_mb: int, pids: int, env: dict[str, str], volumes: tuple[str, ...] = (),
+                 own_entrypoint: bool = True):
+        """``own_entrypoint``: False starts ``sleep`` alone, never the image's ENTRYPOINT (a verifier over the
+        agent's snapshot must not run a script the agent could have rewritten)."""
         self.client, self.image = client, image
         self.labels = {LABEL_RUN: run_id, LABEL_TRIAL: trial, LABEL_ROLE: role}
         self.volumes: dict[str, str] = {}
@@ -79,8 +82,10 @@ class HarborContainer:
                 self.client.volumes.create(name, labels=self.labels)
                 self.volumes[target] = name
                 mounts.append(Mount(target, name, type="volume", no_copy=True))
+            start = ({"command": ["sleep", "infinity"]} if own_entrypoint
+                     else {"entrypoint": ["sleep", "infinity"], "command": []})
             self.container = client.containers.create(
-                image, command=["sleep", "infinity"], init=True, network_mode="none", labels=self.labels,
+                image, **start, init=True, network_mode="none", labels=self.labels,
                 user="root", environment=env, mounts=mounts or None, mem_limit=f"{int(memory_mb)}m",
                 memswap_limit=f"{int(memory_mb)}m", nano_cpus=int(cpus * 1e9), pids_limit=pids)
         except ERRORS as e:

@@ -122,7 +122,8 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
     decides them again)."""
     verifier = task.config.verifier
     box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="verifier",
-                          env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), **_limits(ctx, task))
+                          env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), own_entrypoint=False,
+                          **_limits(ctx, task))
     try:
         box.put("/tests", dir_tar(task.tests_dir))
         for path, data in carried:
