@@ -188,6 +188,9 @@ def test_grade_decides_the_kept_reward_files_again(hand_run):
     assert f"re-graded {verified} trial(s): {verified} unchanged, 0 changed" in again.stdout
     kept = root / "runs" / rows[("answer-shared", "oracle", 0)]["detail"] / "reward.txt"
     assert kept.read_bytes().strip() == b"1"
+    table = run_cli("report", run_id, "--format", "csv", cwd=root).stdout.splitlines()
+    header = table[0].split(",")
+    assert header[-2:] == ["reward", "rewards"] and any(line.endswith(',1.0,{}') for line in table[1:])
     kept.write_bytes(b"2\n")  # a reward out of range is the verifier's outcome, never the agent's
     changed = run_cli("grade", run_id, cwd=root, check=False)
     assert changed.returncode == 1 and "verifier_error" in changed.stdout
