@@ -102,7 +102,7 @@ def test_toolchain_changes_in_a_shared_verifier_are_tampering():
 
 
 @pytest.mark.parametrize("path", ["/root/.bashrc", "/etc/profile.d/x.sh", "/usr/local/lib/python3.13/site-packages/_pytest/x.py",
-                                  "/tests/test_state.py", "/logs/verifier/reward.txt", "/etc/ld.so.preload",
+                                  "/etc/ld.so.preload",
                                   "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini"])
 def test_each_route_to_the_verifier_is_toolchain(path):
     assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
@@ -122,3 +122,10 @@ def test_bytecode_is_set_apart_to_be_removed_not_judged():
                                 "/usr/lib/python3/dist-packages/y.pyc")
     assert not tampered(changes, shared_verifier=True)
     assert classify(_diff("/usr/lib/python3/dist-packages/y.pyc", kind=2), "/app").bytecode == ()
+
+
+def test_what_fresh_volumes_shadow_is_listed_not_judged():
+    changes = classify(_diff("/tests/test_state.py", "/logs/verifier/reward.txt", kind=1), "/app")
+    assert changes.toolchain == () and changes.outside == ("added /tests/test_state.py",
+                                                           "added /logs/verifier/reward.txt")
+    assert not tampered(changes, shared_verifier=True)

@@ -17,14 +17,15 @@ TOOLCHAIN = (
     "/lib/*", "/lib64/*", "/usr/lib/*", "/usr/lib64/*", "/usr/local/lib/*", "/opt/venv/lib/*",
     "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc", "/etc/bashrc", "/etc/environment", "/etc/ld.so.preload",
     "/etc/ld.so.conf", "/etc/ld.so.conf.d/*", "/etc/ld.so.cache", "/root/.bashrc", "/root/.profile",
-    "/root/.bash_profile", "/root/.local/bin/*", "/root/.local/lib/*", "/root/.cargo/bin/*", "/tests", "/tests/*",
-    "/logs/verifier", "/logs/verifier/*",
+    "/root/.bash_profile", "/root/.local/bin/*", "/root/.local/lib/*", "/root/.cargo/bin/*",
     "/conftest.py", "/pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg", "/sitecustomize.py",
     "/usercustomize.py", "/*.pth", "/logs/conftest.py", "/logs/pytest.ini",
 )
 """Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
 interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries; the test
-runner's configuration and ``conftest.py`` in a folder above /tests (pytest reads them from there) too."""
+runner's configuration and ``conftest.py`` in a folder above /tests (pytest reads them from there) too. Not
+/tests nor /logs/verifier: the verifier gets fresh volumes there, so what the agent left at those paths is never
+seen (listed with the other changes outside, not judged)."""
 ENGINE = ("/usr/sbin/docker-init", "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/.dockerenv", "/dev", "/dev/*",
           "/proc", "/sys")
 """Mount points the engine itself adds to every container (``init``, name resolution files)."""
