@@ -198,3 +198,16 @@ def test_grade_decides_the_kept_reward_files_again(hand_run):
     kept.write_bytes(b'{"answer": 2}')  # a reward out of range is the verifier's outcome, never the agent's
     changed = run_cli("grade", run_id, cwd=root, check=False)
     assert changed.returncode == 1 and "verifier_error" in changed.stdout
+
+
+def test_a_trials_leftover_volumes_and_snapshot_are_removed_with_its_run(docker_client, base_image):
+    from evalharness.sandbox.docker import remove_labelled
+    from evalharness.sources.harbor.container import HarborContainer
+
+    run_id, label = "harbor-gc-test", {"label": "evalharness.run_id=harbor-gc-test"}
+    box = HarborContainer(docker_client, base_image, run_id=run_id, trial="t", role="verifier", cpus=1, memory_mb=256,
+                          pids=64, env={}, volumes=("/tests", "/logs/verifier"))
+    box.snapshot()  # as a trial interrupted between its snapshot and its clean-up leaves them
+    assert len(docker_client.api.volumes(filters=label)["Volumes"]) == 2 and len(docker_client.api.images(filters=label)) == 1
+    assert remove_labelled(docker_client, run_id) == 1
+    assert not docker_client.api.volumes(filters=label)["Volumes"] and not docker_client.api.images(filters=label)
