@@ -14,10 +14,11 @@ from pathlib import Path
 
 import docker
 
-from evalharness.errors import TaskError
+from evalharness.errors import SandboxError, TaskError
 from evalharness.packs import Pack
 from evalharness.sandbox.images import BuildContext, ImageBuilder, require_base
 from evalharness.sources.harbor.basemap import LOCAL_BASE, choose_base, from_images, load_map, prelude, rewrite_from
+from evalharness.sources.harbor.container import ERRORS
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.overlays import apply_overlays, overlay_patches
 from evalharness.sources.harbor.pulls import present, pull
@@ -102,8 +103,14 @@ class HarborImages:
         return self._build(pack, task, spec, task.tests_dir, task.verifier_dockerfile, "verifier")
 
 
+def image_workdir(client: docker.DockerClient, image: str) -> str:
+    """The image's WORKDIR, else /."""
+    try:
+        return client.images.get(image).attrs.get("Config", {}).get("WorkingDir") or "/"
+    except ERRORS as e:
+        raise SandboxError(f"could not read the configuration of {image}: {e}") from e
+
+
 def workdir_of(client: docker.DockerClient, image: str, task: HarborTask) -> str:
     """``[environment].workdir``, else the image's WORKDIR, else /."""
-    if task.config.environment.workdir:
-        return task.config.environment.workdir
-    return client.images.get(image).attrs.get("Config", {}).get("WorkingDir") or "/"
+    return task.config.environment.workdir or image_workdir(client, image)

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from evalharness.errors import SandboxError
 from evalharness.sources.harbor.agent import prepare, run_agent
-from evalharness.sources.harbor.build import HarborImages, harbor_task, workdir_of
+from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.reward import TIMED_OUT, Reward, parse_reward
@@ -63,8 +63,7 @@ def run_harbor_trial(ctx, trial):
                            flags=sorted({*flags, Flag.TAMPERED.value}))
     t0 = time.monotonic()
     try:
-        verifier_workdir = (ctx.client.images.get(verifier_image).attrs.get("Config", {}).get("WorkingDir") or "/"
-                            if verifier_image else workdir)
+        verifier_workdir = image_workdir(ctx.client, verifier_image) if verifier_image else workdir
         reward, output, raw = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
                                  () if verifier_image else changes.bytecode)
     finally:
