@@ -88,6 +88,18 @@ class BaseSpec(BaseModel):
     """Image pulled where a registry answers (default debian:<suite>-slim)."""
 
 
+class HarborSpec(BaseModel):
+    """Where a Harbor pack keeps its task directories, overlays and base map (``packs import harbor``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tasks_dir: str = "harbor-tasks"
+    """Folder of the task directories, one per task (named by the task's instance_id)."""
+    overlays: str | None = None
+    """Folder of ``<task>/*.patch`` unified diffs applied to a copy of each task at build time."""
+    base_map: str | None = None
+    """YAML file of image pattern -> local image that extends the built-in base map."""
+
+
 class PackSpec(BaseModel):
     """The manifest of a task pack (pack.yaml)."""
 
@@ -95,6 +107,9 @@ class PackSpec(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     version: str | int
     description: str = ""
+    kind: Literal["tasks", "harbor"] = "tasks"
+    """``harbor``: every task is a Harbor task directory (docs/task-format.md, "Harbor tasks")."""
+    harbor: HarborSpec | None = None
     environment: EnvironmentSpec | None = None
     """The one environment of every task; a pack of many repositories gives ``recipes`` instead."""
     recipes: str | None = None
@@ -119,6 +134,12 @@ class PackSpec(BaseModel):
 
     @model_validator(mode="after")
     def _one_way_to_environments(self) -> "PackSpec":
+        if self.kind == "harbor":
+            if self.environment is not None or self.recipes is not None or self.harbor is None:
+                raise ValueError("a harbor pack gives 'harbor' (its task directories), not environment or recipes")
+            return self
+        if self.harbor is not None:
+            raise ValueError("'harbor' needs kind: harbor")
         if self.recipes is None:
             if self.environment is None:
                 raise ValueError("give either environment (one for every task) or recipes (a folder of tables)")
@@ -372,5 +393,35 @@ def load_pack(path: str | Path) -> Pack:
         folder = (manifest.parent / spec.recipes).resolve()
         tables = load_tables(folder)
         parts += [p.name.encode() + b"\0" + p.read_bytes() for p in sorted(folder.glob("*.y*ml"))]
+    if spec.harbor is not None:
+        parts += harbor_parts(manifest.parent, spec.harbor, tasks)
     digest = hashlib.sha256(b"\0".join(parts)).hexdigest()
     return Pack(spec=spec, tasks=tasks, root=manifest.parent.resolve(), content_hash=digest, tables=tables)
+
+
+def tree_parts(folder: Path) -> list[bytes]:
+    """Every file under ``folder`` as name, mode and bytes (sorted): a task directory's share of a hash."""
+    parts = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix().encode()
+        parts.append(rel + b"\0" + oct(path.stat().st_mode & 0o777).encode() + b"\0" + path.read_bytes())
+    return parts
+
+
+def harbor_parts(root: Path, harbor: HarborSpec, tasks: list[TaskSpec]) -> list[bytes]:
+    """What a Harbor pack's hash covers beyond its manifest and task file: task directories, overlays, base map."""
+    parts = []
+    for task in tasks:
+        folder = root / harbor.tasks_dir / task.instance_id
+        if not folder.is_dir():
+            raise TaskPackError(f"task {task.instance_id}: no task directory {folder}",
+                                f"pack.yaml harbor.tasks_dir names the folder holding one directory per task")
+        parts += [b"task\0" + task.instance_id.encode(), *tree_parts(folder)]
+    if harbor.overlays and (root / harbor.overlays).is_dir():
+        parts += [b"overlays", *tree_parts(root / harbor.overlays)]
+    if harbor.base_map:
+        path = root / harbor.base_map
+        if not path.is_file():
+            raise TaskPackError(f"pack.yaml harbor.base_map: {path} does not exist")
+        parts += [b"base-map\0" + path.read_bytes()]
+    return parts

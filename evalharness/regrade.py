@@ -58,9 +58,13 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
         grade = result.get("grade")
         folder = result_file.parent
         ungraded = result["outcome"] == Outcome.NO_PATCH.value and not grade
-        if not ungraded and (result["outcome"] not in REGRADABLE or not grade or grade.get("test_exit_code") is None):
+        if result.get("reward") is not None:  # a Harbor verifier's reward, kept as it wrote it
+            if "verifier_timed_out" not in result["reward"]:  # tampered: never verified, nothing to decide again
+                continue
+            outcome, reason = _regrade_harbor(result, folder)
+        elif not ungraded and (result["outcome"] not in REGRADABLE or not grade or grade.get("test_exit_code") is None):
             continue
-        if ungraded:  # an empty change, decided without a grading container: decided again from patch.diff
+        elif ungraded:  # an empty change, decided without a grading container: decided again from patch.diff
             outcome, reason = _regrade_ungraded(result, folder)
         elif grade.get("runner") == "guarded":
             outcome, reason = _regrade_guarded(pack.task(result["task_id"]), grade, folder)
@@ -75,6 +79,16 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
         results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason,
                                flags, regraded_flags(flags, outcome)))
     return results
+
+
+def _regrade_harbor(result: dict, folder: Path) -> tuple[Outcome, str]:
+    """A Harbor trial's reward files (kept byte for byte in its folder) decided again (sources.harbor.reward)."""
+    from evalharness.sources.harbor.reward import parse_reward
+
+    txt, js = folder / "reward.txt", folder / "reward.json"
+    found = parse_reward(txt.read_bytes() if txt.is_file() else None, js.read_bytes() if js.is_file() else None,
+                         timed_out=bool(result["reward"]["verifier_timed_out"]))
+    return found.outcome, found.reason
 
 
 def _regrade_ungraded(result: dict, folder: Path) -> tuple[Outcome, str]:

@@ -265,6 +265,13 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def reward_columns(out: TrialOutput) -> dict[str, Any]:
+    """The store's ``reward`` (a number, None for packs without one) and ``rewards`` (JSON of named rewards)."""
+    if out.reward is None:
+        return {}
+    return {"reward": out.reward.get("reward"), "rewards": json.dumps(out.reward.get("rewards") or {}, sort_keys=True)}
+
+
 def _record(store: Store, run_dir: Path, run_id: str, pack: str, trial: Trial, out: TrialOutput, attempts: int,
             node: str = "local") -> None:
     folder = trial_dir(run_dir, pack, trial.task.instance_id, trial.harness.name, trial.model_label, trial.seed)
@@ -280,4 +287,5 @@ def _record(store: Store, run_dir: Path, run_id: str, pack: str, trial: Trial, o
         "duration_s": (out.finished_at - out.started_at).total_seconds(), "started_at": out.started_at,
         "finished_at": out.finished_at, "repo": trial.task.repo or trial.task.metadata.get("repo", ""),
         "detail": str(folder.relative_to(run_dir.parent)), "flags": sorted(out.flags),
+        **reward_columns(out),
     })

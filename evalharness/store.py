@@ -98,6 +98,8 @@ trials = sa.Table(
     sa.Column("repo", sa.String(200), nullable=False),
     sa.Column("detail", sa.Text, nullable=False),
     sa.Column("flags", FlagList, nullable=False, server_default="[]"),
+    sa.Column("reward", sa.Float, nullable=True),
+    sa.Column("rewards", sa.Text, nullable=True),
 )
 
 audit_findings = sa.Table(  # one row per (pack, task, probe, seed): the latest finding (evalharness.audit)
@@ -157,6 +159,8 @@ MIGRATIONS: list[str] = [
     "ALTER TABLE runs ADD COLUMN heartbeat_at TIMESTAMP WITH TIME ZONE",
     f"ALTER TABLE runs ADD COLUMN name VARCHAR({NAME_MAX})",  # 6-7: runs that machines find again (issue 11)
     "ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '{}'",
+    "ALTER TABLE trials ADD COLUMN reward FLOAT",  # 8-9: a Harbor verifier's reward and named rewards (issue 25)
+    "ALTER TABLE trials ADD COLUMN rewards TEXT",
 ]
 """SQL statements applied in order after version 1; the index + 2 is the version they bring."""
 

@@ -20,6 +20,7 @@ from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
 from evalharness.redact import REDACTED, redact, secrets_of
 from evalharness.sandbox.images import ImageBuilder
+from evalharness.sources.harbor.trial import run_harbor_trial
 from evalharness.trajectory import document as trajectory_document
 from evalharness.types import NO_MODEL, AgentResult, Budget, Flag, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
 
@@ -70,6 +71,11 @@ class TrialOutput:
     suspicious: list[dict[str, Any]] = field(default_factory=list)
     """Suspicious added lines of the graded patch (``grading.suspicious.Finding.to_dict``, found by the grader:
     ``GradeResult.suspicious``); result.json's ``suspicious``."""
+    reward: dict[str, Any] | None = None
+    """A Harbor verifier's reward (``sources.harbor.reward.Reward.to_dict`` and the agent's changes); result.json's
+    ``reward``; None for other packs."""
+    files: dict[str, Any] = field(default_factory=dict)
+    """Further files of the trial's folder (a Harbor verifier's output)."""
 
 
 PATCH_APPLY_FAILED = Outcome.PATCH_APPLY_FAILED.value
@@ -122,6 +128,8 @@ def _now() -> datetime:
 
 def run_trial(ctx: TrialContext, trial: Trial) -> TrialOutput:
     """Run one attempt, secrets redacted. Raises SandboxError (incl. image build failures) for the caller to retry."""
+    if ctx.pack.spec.kind == "harbor":  # a Harbor task: its own agent and verifier containers
+        return redact_output(run_harbor_trial(ctx, trial), secrets_of(trial.model))
     return redact_output(_attempt(ctx, trial), secrets_of(trial.model))
 
 
@@ -180,7 +188,8 @@ def redact_output(out: TrialOutput, secrets: list[str]) -> TrialOutput:
                                            results=_redact_bytes(grade_result.results, secrets))
     return dataclasses.replace(out, reason=redact(out.reason, secrets), agent=agent, grade=grade_result,
                                log=redact(out.log, secrets), patch=_redact_bytes(out.patch, secrets),
-                               suspicious=redact(out.suspicious, secrets, patterns=False))
+                               suspicious=redact(out.suspicious, secrets, patterns=False),
+                               files={k: redact(v, secrets) if isinstance(v, str) else v for k, v in out.files.items()})
 
 
 def _redact_bytes(data: bytes | None, secrets: list[str]) -> bytes | None:
@@ -300,6 +309,8 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
         "timings": out.timings, "usage": out.agent.usage.model_dump(), "exit_status": out.agent.exit_status,
         "error": out.agent.error, "grade": _grade_summary(out.grade), "suspicious": out.suspicious, **extra,
     }
+    if out.reward is not None:
+        result["reward"] = out.reward
     files: dict[str, Any] = {
         "patch.diff": out.patch if out.patch is not None else out.agent.patch,
         "trajectory.json": trajectory_document(
@@ -308,6 +319,7 @@ def trial_files(trial: Trial, out: TrialOutput, attempts: int, extra: dict[str, 
             reason=out.reason, exit_status=out.agent.exit_status),
         "result.json": result,
         "trial.log": "\n".join(out.log) + "\n",
+        **out.files,
     }
     if out.grade is not None:
         files["test_output.txt"] = out.grade.test_output

@@ -33,6 +33,7 @@ class Outcome(str, Enum):
     INFRA_ERROR = "infra_error"  # image build or other infrastructure failure
     MODEL_UNAVAILABLE = "model_unavailable"  # the model endpoint failed for good (unreachable, timeouts, 5xx, 429)
     TASK_ERROR = "task_error"  # the task itself is broken (image cannot be built, gold patch does not apply)
+    VERIFIER_ERROR = "verifier_error"  # a Harbor verifier gave no valid reward (missing, malformed, timed out)
 
     @property
     def is_infra(self) -> bool:
@@ -48,7 +49,7 @@ class Outcome(str, Enum):
     @property
     def counts_in_rate(self) -> bool:
         """Every outcome the agent is answerable for (tampered and rejected patches included)."""
-        return not (self.is_infra or self.is_task_error)
+        return not (self.is_infra or self.is_task_error or self is Outcome.VERIFIER_ERROR)
 
     @property
     def resolved(self) -> bool:
@@ -233,6 +234,8 @@ class Flag(str, Enum):
     OUTCOME_CHOSEN_BY_CODE = "outcome_chosen_by_code"  # a required test was skipped/xfailed from code under test
     SUSPICIOUS_CODE = "suspicious_code"  # the patch adds code that reaches for the runner, frames, gc or /proc
     COMPILED_ARTEFACT = "compiled_artefact"  # bytecode or a binary module the patch adds: removed before the run
+    CHANGED_OUTSIDE_WORKDIR = "changed_outside_workdir"  # a Harbor agent changed files outside its work directory
+    CHANGED_TOOLCHAIN = "changed_toolchain"  # ... among them what a verifier runs (PATH, interpreters, shell start-up)
 
 
 OUTCOME_FLAGS = frozenset({Flag.TAMPERED.value, Flag.PATCH_REJECTED.value, Flag.PATCH_TOO_LARGE.value})

@@ -71,6 +71,10 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     from evalharness.sandbox.docker import remove_labelled
     from evalharness.validation import summary, validate_pack
 
+    if pack.spec.kind == "harbor":
+        raise UserError(f"packs validate --run does not run Harbor packs yet ({pack.name})",
+                        f"check them with: evalharness run -p {pack.root} -H oracle -H null --seeds 2 "
+                        "(oracle must reach reward 1, null 0)")
     unknown = sorted(set(only) - {t.instance_id for t in pack.tasks})
     if unknown:
         raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
@@ -96,7 +100,7 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
 
 
 @packs_cmd.command("import")
-@click.argument("kind", type=click.Choice(["swebench"]))
+@click.argument("kind", type=click.Choice(["swebench", "harbor"]))
 @click.argument("source")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Pack folder to write.")
 @click.option("--name", default=None, help="Pack name (default: the folder's name).")
@@ -106,8 +110,13 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
               help="Folder of bare repositories named owner__name.git to clone from instead of the network.")
 @click.option("--split", default="test", show_default=True, help="Split of a hub dataset.")
 @click.option("--force", is_flag=True, help="Replace the pack in a non-empty --out folder.")
+@click.option("--base-map", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="harbor: YAML of image pattern -> local image, extending the built-in base map.")
+@click.option("--overlays", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="harbor: folder of <task>/*.patch overlays applied to a copy of each task at build time.")
 @MAX_GOLD_BYTES
-def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force, max_gold_bytes) -> None:
+def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force, base_map, overlays,
+               max_gold_bytes) -> None:
     """Import a benchmark as a task pack.
 
     SOURCE is a Hugging Face dataset name (through `datasets`, when the hub answers) or a local
@@ -118,7 +127,13 @@ def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force, max_
     \b
     evalharness packs import swebench swe-bench-lite.json --out tasks/lite --repo-mirror mirrors/
     evalharness packs import swebench princeton-nlp/SWE-bench_Verified --out tasks/verified
+    evalharness packs import harbor harbor-tasks/ --out tasks/hb --base-map map.yaml --overlays overlays/
+
+    For harbor, SOURCE is a task directory, a folder of them or a dataset.toml (docs/task-format.md,
+    "Harbor tasks"): every task is imported or listed with its reason.
     """
+    if kind == "harbor":
+        return _import_harbor(Path(source), out, name, base_map, overlays, force)
     from evalharness.quality.gate import Thresholds
     from evalharness.sources.swebench import import_swebench
 
@@ -133,5 +148,20 @@ def import_cmd(kind, source, out, name, recipes, repo_mirror, split, force, max_
     click.echo(f"quality gate: {len(gate['failed'])} task(s) fail a check (imported all the same; listed in "
                f"{out / 'import-report.json'})" + "".join(f"\n  {n} {check}" for check, n in gate["by_check"].items()))
     click.echo(f"next: evalharness packs validate {out} --run")
+
+def _import_harbor(source: Path, out: Path, name, base_map, overlays, force) -> None:
+    from evalharness.sources.harbor.importer import import_harbor
+    from evalharness.sources.harbor.pulls import engine_reachable
+
+    report = import_harbor(source, out, name=name, base_map=base_map, overlays=overlays, force=force,
+                           reachable=engine_reachable())
+    click.echo(f"{out}: {len(report.imported)} Harbor task(s) imported, {len(report.skipped)} not")
+    for task, reason in report.skipped.items():
+        click.echo(f"  not imported: {task}: {reason}")
+    for task, fields in report.ignored.items():
+        for line in fields:
+            click.echo(f"  {task}: not honoured: {line}")
+    click.echo(f"report: {out / 'import-report.json'}; next: evalharness run -p {out} -H oracle -H null")
+
 
 from evalharness.cli import mine  # noqa: E402,F401  (registers `packs mine`)

@@ -25,7 +25,7 @@ from evalharness.sandbox.base import Limits
 from evalharness.sandbox.images import ImageBuilder
 from evalharness.taskcheck import CheckCache, TaskChecker, default_cache_dir
 from evalharness.trial import Trial, TrialContext, TrialOutput, run_trial, unknown_usage
-from evalharness.types import AgentResult, Outcome, Usage
+from evalharness.types import AgentResult, Outcome, TaskSpec, Usage
 
 __all__ = ["Finished", "NodeContext", "open_node", "attempt", "with_failed_attempts", "limits_of"]
 
@@ -66,9 +66,17 @@ def open_node(run_id: str, pack: Pack, config: RunConfig, client: docker.DockerC
     images = ImageBuilder(client, ca_bundle=ca_bundle, log=log, registry=registry)
     limits = limits_of(config)
     ctx = TrialContext(run_id, pack, client, images, config.budget, limits)
-    checker = TaskChecker(client, pack, run_id, limits, partial(images.task_image, pack),
+    checker = TaskChecker(client, pack, run_id, limits, task_image_of(pack, images),
                           include_invalid=config.include_invalid, cache=CheckCache(default_cache_dir()))
     return NodeContext(ctx, checker, node=node, engine=engine, built=images.built)
+
+
+def task_image_of(pack: Pack, images: ImageBuilder) -> Callable[[TaskSpec], str]:
+    """How the task checker builds a task's image: the pack's tiers, or a Harbor task's environment."""
+    if pack.spec.kind == "harbor":
+        from evalharness.sources.harbor.build import HarborImages
+        return partial(HarborImages(images).environment, pack)
+    return partial(images.task_image, pack)
 
 
 def attempt(ctx: TrialContext, config: RunConfig, trial: Trial, stop: threading.Event,

@@ -64,6 +64,9 @@ class CommandConfig(BaseModel):
     """Characters of the command output and of each log file kept (head + tail)."""
     version: str = ""
     """The agent's version, for the record (the install steps pin it)."""
+    model: bool = True
+    """False: the command calls no model and runs without --model (a scripted agent, e.g. an adversarial test);
+    run on Harbor packs only so far (sources/harbor/agent.py), elsewhere a harness error."""
     description: str = ""
 
 
@@ -78,6 +81,7 @@ class CommandHarness:
         except ValueError as e:
             raise ConfigError(f"command harness {knobs.get('name', '?')}: {e}") from e
         self.name = self.settings.name
+        self.uses_model = self.settings.model
 
     def config(self) -> dict[str, Any]:
         return {"kind": "command", **self.settings.model_dump()}

@@ -10,14 +10,15 @@ from evalharness.types import TRIAL_COLUMNS
 
 def trials_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
     """One row per trial of the given runs, columns ``TRIAL_COLUMNS`` (``flags``: a sorted tuple per trial) plus
-    ``reason``, ``attempts``, ``detail`` (the trial folder under the runs folder) and the rest of the row."""
+    ``reason``, ``attempts``, ``detail`` (the trial folder under the runs folder), ``reward`` and ``rewards`` (a Harbor
+    verifier's, else empty) and the rest of the row."""
     for run_id in run_ids:
         store.get_run(run_id)  # a clear error for an unknown id
     rows = store.trial_rows(run_ids)
     frame = pd.DataFrame(rows, columns=[
         "run_id", "trial_id", "pack", "task_id", "harness", "model", "seed", "outcome", "resolved", "infra",
         "reason", "attempts", "cost_usd", "input_tokens", "output_tokens", "cached_tokens", "calls",
-        "duration_s", "started_at", "finished_at", "repo", "detail", "flags"])
+        "duration_s", "started_at", "finished_at", "repo", "detail", "flags", "reward", "rewards"])
     frame["config"] = frame["harness"] + "/" + frame["model"]
     frame["total_tokens"] = frame["input_tokens"] + frame["output_tokens"]
     frame["cost_usd"] = pd.to_numeric(frame["cost_usd"], errors="coerce")

@@ -20,8 +20,10 @@ TABLE_FORMATS = ("csv", "parquet")
 
 
 def trial_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The export's rows: ``COLUMNS`` in order (plus ``merged`` when the frame has it), sorted by run and trial."""
+    """The export's rows: ``COLUMNS`` in order (plus ``merged`` when the frame has it, and a Harbor verifier's
+    ``reward`` and ``rewards`` when a trial has one), sorted by run and trial."""
     columns = COLUMNS + [c for c in ("merged",) if c in frame.columns]
+    columns += [c for c in ("reward", "rewards") if c in frame.columns and frame[c].notna().any()]
     table = frame.reindex(columns=columns).copy()
     table["flags"] = [";".join(f) for f in frame["flags"]] if len(frame) else pd.Series(dtype=str)
     return table.sort_values(["run_id", "trial_id"], kind="stable").reset_index(drop=True)

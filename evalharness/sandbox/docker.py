@@ -397,4 +397,20 @@ def remove_labelled(client: docker.DockerClient, run_id: str | None = None) -> i
         except DockerException as e:
             if "already in progress" not in str(e):
                 raise
+    _remove_labelled_leftovers(client, label)
     return removed
+
+
+def _remove_labelled_leftovers(client: docker.DockerClient, label: str) -> None:
+    """A Harbor trial's volumes (/tests, /logs/verifier) and snapshot images, when it ended before removing them
+    (sources/harbor/container.py labels them as its containers)."""
+    for volume in client.api.volumes(filters={"label": label}).get("Volumes") or []:
+        try:
+            client.api.remove_volume(volume["Name"], force=True)
+        except DockerException:  # in use by a container still being removed: the next gc takes it
+            pass
+    for image in client.api.images(filters={"label": label}):
+        try:
+            client.api.remove_image(image["Id"], force=True)
+        except DockerException:
+            pass

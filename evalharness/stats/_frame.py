@@ -17,6 +17,8 @@ from evalharness.types import Outcome
 
 _Y = "_y"  # outcome as float (1.0 resolved), after infrastructure handling
 TASK_ERROR = Outcome.TASK_ERROR.value
+NOT_THE_AGENTS = (TASK_ERROR, Outcome.VERIFIER_ERROR.value)
+"""Outcomes of a broken task or verifier (a Harbor verifier that gave no valid reward): left out of rates."""
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -38,10 +40,11 @@ def infra_mask(df: pd.DataFrame) -> pd.Series:
 
 
 def task_error_mask(df: pd.DataFrame) -> pd.Series:
-    """True where the task itself was broken (outcome ``task_error``): neither the agent's result nor infrastructure."""
+    """True where the task itself was broken (outcome ``task_error``, or ``verifier_error``: its verifier gave no
+    valid reward): neither the agent's result nor infrastructure."""
     if "outcome" not in df.columns:
         return pd.Series(False, index=df.index)
-    return df["outcome"].astype(str).eq(TASK_ERROR)
+    return df["outcome"].astype(str).isin(NOT_THE_AGENTS)
 
 
 def usable_trials(

@@ -1,0 +1,80 @@
+"""What the agent changed outside its work directory, from the engine's filesystem diff (pure).
+
+``docker diff`` is computed by the engine from the container's layer, outside the agent's reach. Changes to
+what a shared-mode verifier runs (executables on PATH, the interpreters' libraries, shell start-up files, the
+dynamic loader's configuration) make the trial ``tampered``: the verifier would run the agent's code as its own
+(docs/threat-model.md, "Harbor tasks"). Other changes outside the work directory are listed and flagged only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+KINDS = {0: "changed", 1: "added", 2: "deleted"}
+TOOLCHAIN = (
+    "/bin/*", "/sbin/*", "/usr/bin/*", "/usr/sbin/*", "/usr/local/bin/*", "/usr/local/sbin/*", "/opt/venv/bin/*",
+    "/lib/*", "/lib64/*", "/usr/lib/*", "/usr/lib64/*", "/usr/local/lib/*", "/opt/venv/lib/*",
+    "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc", "/etc/bashrc", "/etc/environment", "/etc/ld.so.preload",
+    "/etc/ld.so.conf", "/etc/ld.so.conf.d/*", "/etc/ld.so.cache", "/root/.bashrc", "/root/.profile",
+    "/root/.bash_profile", "/root/.local/bin/*", "/root/.local/lib/*", "/root/.cargo/bin/*",
+    "/conftest.py", "/pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg", "/sitecustomize.py",
+    "/usercustomize.py", "/*.pth", "/logs/conftest.py", "/logs/pytest.ini",
+)
+"""Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
+interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries; the test
+runner's configuration and ``conftest.py`` in a folder above /tests (pytest reads them from there) too. Not
+/tests nor /logs/verifier: the verifier gets fresh volumes there, so what the agent left at those paths is never
+seen (listed with the other changes outside, not judged)."""
+ENGINE = ("/usr/sbin/docker-init", "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/.dockerenv", "/dev", "/dev/*",
+          "/proc", "/sys")
+"""Mount points the engine itself adds to every container (``init``, name resolution files)."""
+IGNORED = ("/tmp", "/tmp/*", "/var/tmp/*", "/root/.cache/*", "/var/cache/*", "/var/lib/apt/*", "/var/log/*",
+           "/logs/agent", "/logs/agent/*", "/logs/artifacts", "/logs/artifacts/*", "/solution", "/solution/*", "/logs")
+"""Scratch and log places and the oracle's own /solution."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    toolchain: tuple[str, ...]
+    """``kind path`` lines of changes a shared verifier would run or read."""
+    outside: tuple[str, ...]
+    """Other changes outside the work directory (flagged, not judged)."""
+    bytecode: tuple[str, ...] = ()
+    """Paths of Python bytecode the agent's runs added or changed outside the work directory (``__pycache__``,
+    ``.pyc``): an interpreter writes them as it imports, and a forged one would run in the verifier. Removed
+    from a shared verifier's filesystem before it runs (flag ``compiled_artefact``), never judged."""
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> Changes:
+    """Pure: the engine's changes (``[{"Path": ..., "Kind": 0|1|2}]``) sorted into toolchain and other changes
+    outside ``workdir`` and the ``allowed`` paths (the task's declared artifacts)."""
+    toolchain, outside, bytecode = [], [], []
+    paths = [change["Path"] for change in diff or []]
+    parents = {p for p in paths for q in paths if q.startswith(p.rstrip("/") + "/")}
+    for change in diff or []:
+        path, kind = change["Path"], KINDS.get(change["Kind"], str(change["Kind"]))
+        if change["Kind"] == 0 and path in parents:  # a folder listed because something inside it changed
+            continue
+        if _under(path, workdir) or any(_under(path, a) for a in allowed) or workdir.startswith(path + "/"):
+            continue
+        if any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
+            continue
+        line = f"{kind} {path}"
+        if change["Kind"] != 2 and (path.endswith((".pyc", "/__pycache__")) or "/__pycache__/" in path):
+            bytecode.append(path)
+            continue
+        if any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN):
+            toolchain.append(line)
+        elif not any(fnmatch.fnmatchcase(path, p) for p in IGNORED):
+            outside.append(line)
+    return Changes(tuple(toolchain), tuple(outside), tuple(p for p in bytecode if not p.endswith("/__pycache__")))
+
+
+def tampered(changes: Changes, *, shared_verifier: bool) -> bool:
+    """Pure: the verifier would run in the agent's filesystem and the agent changed what it runs or reads."""
+    return shared_verifier and bool(changes.toolchain)

@@ -1,0 +1,151 @@
+"""One trial of a Harbor task: the agent in the environment container, then the verifier where the agent's
+processes are gone (docs/threat-model.md, "Harbor tasks").
+
+1. The agent's container runs (network none); the harness works in it.
+2. It is stopped: every process ends. The engine's filesystem diff is read (tamper.classify).
+3. The verifier runs in a fresh container: the separate verifier image (only /logs/artifacts and the declared
+   artifacts copied over, by the grader) or a snapshot of the agent's final filesystem. /tests and
+   /logs/verifier are fresh volumes the agent never had; tests/ is copied in by the engine, as root.
+4. The reward is read from that volume by the grader (reward.parse_reward); a shared verifier over a changed
+   toolchain is not run: the trial is ``tampered``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from datetime import datetime, timezone
+
+from evalharness.errors import SandboxError
+from evalharness.sources.harbor.agent import prepare, run_agent
+from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
+from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
+from evalharness.sources.harbor.model import HarborTask
+from evalharness.sources.harbor.reward import TIMED_OUT, Reward, parse_reward
+from evalharness.sources.harbor.tamper import Changes, classify, tampered
+from evalharness.types import AgentResult, Flag, Outcome
+
+ARTIFACTS = "/logs/artifacts"
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def run_harbor_trial(ctx, trial):
+    """A TrialOutput (evalharness.trial) for ``trial`` of a Harbor pack; SandboxError for the caller to retry."""
+    from evalharness.trial import TrialOutput
+
+    started, log, timings = _now(), [], {}
+    t0 = time.monotonic()
+    images = HarborImages(ctx.images)
+    task = harbor_task(ctx.pack, trial.task)
+    env_image, verifier_image = images.environment(ctx.pack, trial.task), images.verifier(ctx.pack, trial.task)
+    workdir = workdir_of(ctx.client, env_image, task)
+    timings["image_s"] = time.monotonic() - t0
+    log += [*images.notes, f"image {env_image}" + (f", verifier image {verifier_image}" if verifier_image else "")]
+    trial_id = trial.trial_id(ctx.pack.name)
+    t0 = time.monotonic()
+    agent, changes, carried, snapshot = _agent_phase(ctx, trial, task, env_image, workdir, trial_id, log,
+                                                     separate=verifier_image is not None)
+    timings["agent_s"] = time.monotonic() - t0
+    flags = _flags(changes)
+    if agent.exit_status == "error":
+        _drop_image(ctx.client, snapshot)
+        return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
+                           timings, log, flags=flags)
+    if tampered(changes, shared_verifier=verifier_image is None):
+        _drop_image(ctx.client, snapshot)
+        reason = ("the agent changed what the verifier would run in its filesystem: "
+                  + ", ".join(changes.toolchain[:8]) + (" ..." if len(changes.toolchain) > 8 else ""))
+        log.append(f"not verified: {reason}")
+        return TrialOutput(Outcome.TAMPERED, reason, agent, None, started, _now(), timings, log,
+                           flags=sorted({*flags, Flag.TAMPERED.value}))
+    t0 = time.monotonic()
+    try:
+        verifier_workdir = image_workdir(ctx.client, verifier_image) if verifier_image else workdir
+        reward, output, raw = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
+                                 () if verifier_image else changes.bytecode)
+    finally:
+        _drop_image(ctx.client, snapshot)
+    timings["verify_s"] = time.monotonic() - t0
+    log.append(f"verified: {reward.outcome.value} ({reward.reason})")
+    record = {**reward.to_dict(), "verifier_timed_out": reward.defect == TIMED_OUT,
+              "changed_outside_workdir": list(changes.outside), "changed_toolchain": list(changes.toolchain),
+              "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else []}
+    return TrialOutput(reward.outcome, reward.reason, agent, None, started, _now(), timings, log, flags=flags,
+                       reward=record, files={"verifier_output.txt": output, **raw})
+
+
+def _flags(changes: Changes) -> list[str]:
+    flags = set()
+    if changes.outside:
+        flags.add(Flag.CHANGED_OUTSIDE_WORKDIR.value)
+    if changes.toolchain:
+        flags.add(Flag.CHANGED_TOOLCHAIN.value)
+    if changes.bytecode:
+        flags.add(Flag.COMPILED_ARTEFACT.value)
+    return sorted(flags)
+
+
+def _limits(ctx, task: HarborTask) -> dict:
+    env = task.config.environment
+    return {"cpus": min(float(env.cpus), ctx.limits.cpus) if ctx.limits.cpus else float(env.cpus),
+            "memory_mb": env.memory_mb, "pids": ctx.limits.pids}
+
+
+def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
+    """Run the agent, stop its container, read its changes; (agent result, changes, files carried to a separate
+    verifier, snapshot image of a shared one or None)."""
+    box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
+                          env=dict(task.config.environment.env), **_limits(ctx, task))
+    try:
+        prepare(box, task)
+        box.start()
+        log.append(f"agent container {box.container.id[:12]}")
+        agent = run_agent(box, task, trial.harness, trial.model, workdir, ctx.budget.max_wall_s)
+        box.stop()  # every process the agent left ends here, before anything is read or verified
+        changes = classify(box.changes(), workdir, tuple(task.config.artifacts))
+        if changes.outside or changes.toolchain:
+            log.append("changed outside the work directory: " + ", ".join([*changes.toolchain, *changes.outside][:20]))
+        carried = [(path, box.get_tar(path)) for path in [ARTIFACTS, *task.config.artifacts]] if separate else []
+        snapshot = None if separate or agent.exit_status == "error" else box.snapshot()
+        return agent, changes, carried, snapshot
+    finally:
+        box.remove()
+
+
+def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
+            bytecode: tuple[str, ...]) -> tuple[Reward, str, dict[str, bytes]]:
+    """The reward, the verifier's output, and the reward files as the verifier wrote them (kept: ``grade``
+    decides them again)."""
+    verifier = task.config.verifier
+    box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="verifier",
+                          env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), own_entrypoint=False,
+                          **_limits(ctx, task))
+    try:
+        box.put("/tests", dir_tar(task.tests_dir))
+        for path, data in carried:
+            if data is not None:
+                box.put("/", reroot(data, path))
+        box.start()
+        if bytecode:  # the agent's bytecode never runs in the verifier (rm is the image's: toolchain unchanged)
+            removed = box.exec("rm -f -- " + " ".join(shlex.quote(p) for p in bytecode), workdir="/", timeout=120)
+            if removed.exit_code != 0:
+                raise SandboxError(f"could not remove the agent's bytecode before verifying: {removed.output[:300]}")
+        done = box.exec("bash /tests/test.sh", workdir=workdir, timeout=verifier.timeout_sec)
+        box.stop()
+        raw = {name: box.read_file(f"/logs/verifier/{name}") for name in ("reward.txt", "reward.json")}
+        reward = parse_reward(raw["reward.txt"], raw["reward.json"], timed_out=done.timed_out)
+        output = f"$ bash /tests/test.sh  (exit {done.exit_code})\n{done.output}"
+        return reward, output, {name: data for name, data in raw.items() if data is not None}
+    finally:
+        box.remove()
+
+
+def _drop_image(client, image: str | None) -> None:
+    if image:
+        try:
+            client.images.remove(image, force=True, noprune=False)
+        except Exception:  # noqa: BLE001 - a leftover snapshot costs disk, never the trial; `sandbox gc` finds it
+            pass

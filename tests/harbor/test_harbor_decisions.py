@@ -1,0 +1,131 @@
+"""Harbor decisions without Docker: the base chosen for an image, the FROM rewrite, the reward's outcome and the
+tamper verdict. Each condition flipped changes the answer."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evalharness.sources.harbor.basemap import (DEFAULT_MAP, choose_base, copy_from_images, from_images, load_map,
+                                                map_image, rewrite_from)
+from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
+                                               parse_reward)
+from evalharness.sources.harbor.tamper import classify, tampered
+from evalharness.errors import UserError
+from evalharness.types import Outcome
+
+
+def test_the_map_applies_only_when_the_image_is_neither_here_nor_pullable():
+    assert choose_base("python:3.13-slim-bookworm", present=True, pulled=False, mapping=DEFAULT_MAP).image \
+        == "python:3.13-slim-bookworm"
+    assert choose_base("python:3.13-slim-bookworm", present=False, pulled=True, mapping=DEFAULT_MAP).mapped is False
+    offline = choose_base("python:3.13-slim-bookworm", present=False, pulled=False, mapping=DEFAULT_MAP)
+    assert (offline.image, offline.mapped) == ("evalharness-base:trixie", True)
+    ubuntu = choose_base("ubuntu:24.04", present=False, pulled=False, mapping=DEFAULT_MAP)
+    assert ubuntu.image is None and "ubuntu:24.04" in ubuntu.reason
+
+
+def test_map_patterns_normalise_registry_spellings_and_the_longest_wins():
+    assert map_image("docker.io/library/python:3.13", DEFAULT_MAP) == "evalharness-base:trixie"
+    assert map_image("ubuntu:24.04", DEFAULT_MAP) is None
+    mapping = {**DEFAULT_MAP, "python:3.13-slim*": "mine:1"}
+    assert map_image("python:3.13-slim-bookworm", mapping) == "mine:1"
+    assert map_image("python:3.13", mapping) == "evalharness-base:trixie"
+
+
+def test_a_user_map_extends_the_default_and_a_bad_one_is_named(tmp_path):
+    good = tmp_path / "map.yaml"
+    good.write_text('"ubuntu:24.04": evalharness-base:bookworm\n')
+    assert load_map(good)["ubuntu:24.04"] == "evalharness-base:bookworm"
+    assert "python:3.13*" in load_map(good)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- ubuntu\n")
+    with pytest.raises(UserError, match="bad.yaml"):
+        load_map(bad)
+
+
+def test_from_rewrite_handles_platform_stages_and_leaves_other_lines():
+    dockerfile = ("# c\nFROM --platform=linux/amd64 python:3.13-slim-bookworm AS build\nRUN x\n"
+                  "FROM build\nCOPY --from=build /a /b\n")
+    assert from_images(dockerfile) == ["python:3.13-slim-bookworm"]
+    assert copy_from_images(dockerfile) == []
+    out = rewrite_from(dockerfile, {"python:3.13-slim-bookworm": "base:t"}, ["RUN prelude"])
+    assert out.splitlines() == ["# c", "FROM base:t AS build", "RUN prelude", "RUN x", "FROM build",
+                                "COPY --from=build /a /b"]
+    assert rewrite_from(dockerfile, {}, ["RUN prelude"]) == dockerfile
+    assert copy_from_images("FROM python:3.12\nCOPY --from=ghcr.io/astral-sh/uv:0.8.15 /uv /bin/\n") \
+        == ["ghcr.io/astral-sh/uv:0.8.15"]
+
+
+@pytest.mark.parametrize("txt, outcome, reward", [
+    (b"1\n", Outcome.RESOLVED, 1.0), (b"0", Outcome.UNRESOLVED, 0.0), (b"0.25", Outcome.UNRESOLVED, 0.25),
+    (b"1.0", Outcome.RESOLVED, 1.0)])
+def test_reward_txt(txt, outcome, reward):
+    found = parse_reward(txt, None)
+    assert (found.outcome, found.reward, found.defect) == (outcome, reward, None)
+
+
+@pytest.mark.parametrize("txt, js, defect", [
+    (None, None, MISSING), (b"", None, MALFORMED), (b"yes", None, MALFORMED), (b"nan", None, NOT_FINITE),
+    (b"inf", None, NOT_FINITE), (b"2", None, OUT_OF_RANGE), (b"-0.5", None, OUT_OF_RANGE),
+    (None, b"{not json", MALFORMED), (None, b"[1]", MALFORMED), (None, b"{}", MALFORMED),
+    (None, b'{"a": true}', MALFORMED), (None, b'{"a": 3}', OUT_OF_RANGE)])
+def test_a_bad_reward_is_the_verifiers_outcome_never_a_zero(txt, js, defect):
+    found = parse_reward(txt, js)
+    assert found.outcome is Outcome.VERIFIER_ERROR and found.defect == defect and found.reward is None
+    assert not Outcome.VERIFIER_ERROR.counts_in_rate
+
+
+def test_reward_json_is_resolved_only_when_every_reward_is_one_and_txt_wins():
+    both = parse_reward(None, b'{"correctness": 1, "performance": 1}')
+    assert both.outcome is Outcome.RESOLVED and both.rewards == {"correctness": 1.0, "performance": 1.0}
+    half = parse_reward(None, b'{"correctness": 1, "performance": 0}')
+    assert half.outcome is Outcome.UNRESOLVED and math.isclose(half.reward, 0.5) and "performance" in half.reason
+    assert parse_reward(b"0", b'{"a": 1}').outcome is Outcome.UNRESOLVED
+    assert parse_reward(b"1", None, timed_out=True).defect == TIMED_OUT
+
+
+def _diff(*paths, kind=0):
+    return [{"Path": p, "Kind": kind} for p in paths]
+
+
+def test_toolchain_changes_in_a_shared_verifier_are_tampering():
+    changes = classify(_diff("/usr", "/usr/bin", "/usr/bin/python3", "/app/hello.txt", "/tmp/x", "/etc/motd"), "/app")
+    assert changes.toolchain == ("changed /usr/bin/python3",)
+    assert changes.outside == ("changed /etc/motd",)
+    assert tampered(changes, shared_verifier=True)
+    assert not tampered(changes, shared_verifier=False)  # a separate verifier never runs the agent's files
+    clean = classify(_diff("/app", "/app/hello.txt", "/tmp/y", "/root/.cache/pip/x", "/usr/sbin/docker-init",
+                           "/etc/hosts"), "/app")
+    assert clean.toolchain == () and clean.outside == () and not tampered(clean, shared_verifier=True)
+
+
+@pytest.mark.parametrize("path", ["/root/.bashrc", "/etc/profile.d/x.sh", "/usr/local/lib/python3.13/site-packages/_pytest/x.py",
+                                  "/etc/ld.so.preload",
+                                  "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini"])
+def test_each_route_to_the_verifier_is_toolchain(path):
+    assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
+
+
+def test_declared_artifacts_are_not_changes_outside():
+    changes = classify(_diff("/root/results/r.json", "/root/results"), "/root", ("/root/results/r.json",))
+    assert changes == classify([], "/root")
+
+
+def test_bytecode_is_set_apart_to_be_removed_not_judged():
+    changes = classify(_diff("/opt/venv/lib/python3.11/site-packages/x/__pycache__",
+                             "/opt/venv/lib/python3.11/site-packages/x/__pycache__/a.cpython-311.pyc",
+                             "/usr/lib/python3/dist-packages/y.pyc", kind=1), "/app")
+    assert changes.toolchain == () and changes.outside == ()
+    assert changes.bytecode == ("/opt/venv/lib/python3.11/site-packages/x/__pycache__/a.cpython-311.pyc",
+                                "/usr/lib/python3/dist-packages/y.pyc")
+    assert not tampered(changes, shared_verifier=True)
+    assert classify(_diff("/usr/lib/python3/dist-packages/y.pyc", kind=2), "/app").bytecode == ()
+
+
+def test_what_fresh_volumes_shadow_is_listed_not_judged():
+    changes = classify(_diff("/tests/test_state.py", "/logs/verifier/reward.txt", kind=1), "/app")
+    assert changes.toolchain == () and changes.outside == ("added /tests/test_state.py",
+                                                           "added /logs/verifier/reward.txt")
+    assert not tampered(changes, shared_verifier=True)
