@@ -6,6 +6,8 @@ review tests read that stored run; the drift test runs one day of a stream (`ora
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -70,8 +72,7 @@ def harbor_run(tmp_path_factory, base_image):
 def test_a_verifier_error_is_loud_exit_1_named_and_retried_by_resume(harbor_run):
     root, run_id, done = harbor_run
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "verifier_error" not in done.stderr or True
-    assert "broken-verifier: reward_malformed: reward.txt is 'all good', not a number (2 trials)" in done.stderr
+    assert "/broken-verifier: reward_malformed: reward.txt is 'all good', not a number (4 trials)" in done.stderr
     rows = _rows(root, run_id)
     assert rows[("quarters", "two", 0)]["outcome"] == "unresolved" and rows[("quarters", "two", 0)]["reward"] == 0.5
     assert {r["outcome"] for (t, _, _), r in rows.items() if t == "broken-verifier"} == {"verifier_error"}
@@ -103,16 +104,19 @@ def test_report_json_and_html_show_mean_rewards_and_name_the_verifier_error(harb
 def test_compare_gives_the_paired_difference_of_mean_rewards(harbor_run):
     root, run_id, _ = harbor_run
     out = run_cli("compare", run_id, cwd=root).stdout
-    assert "mean reward A - B" in out and "-0.225" in out and "0.675" in out  # A is `three`, sorted first
+    assert "mean reward A - B" in out and "+0.225" in out and "0.675" in out  # A is `three`, sorted first
     assert "shared tasks" in out
 
 
-def test_the_review_page_serves_the_harbor_run(harbor_run):
+def test_the_review_queue_shows_each_harbor_trials_work_directory_patch(harbor_run):
     root, run_id, _ = harbor_run
-    done = run_cli("review", "export", run_id, "--reviewer", "ann", "--runs-dir", str(root / "runs"), cwd=root,
-                   check=False)
-    assert done.returncode == 0, done.stderr
-    assert "broken-verifier" not in done.stdout  # a verifier error has nothing to review
+    where = ("--runs-dir", str(root / "runs"))
+    queue = run_cli("review", "export", run_id, "--reviewer", "ann", *where, cwd=root).stdout
+    rows = list(csv.DictReader(io.StringIO(queue)))
+    assert len(rows) == 12 and all("+++ b/answer.txt" in r["patch"] for r in rows)  # 3 tasks x 2 harnesses x 2 seeds
+    assert {r["patch"].count("\n+w") for r in rows} == {1} and "Write four words" in rows[0]["statement"]
+    status = run_cli("review", "status", run_id, *where, cwd=root).stdout
+    assert "12 patches in the queue" in status
 
 
 def test_a_drift_stream_over_the_harbor_pack_counts_verifier_errors_apart(harbor_run):
