@@ -23,7 +23,7 @@ from evalharness.review.codes import ARMS, REASONS, VERDICTS
 
 metadata = sa.MetaData()
 TASK_ERROR = "task_error"  # evalharness.types.Outcome.TASK_ERROR: replaced by a retry like infrastructure failures
-VERIFIER_ERROR = "verifier_error"  # Outcome.VERIFIER_ERROR (a Harbor verifier gave no valid reward): retried the same way
+VERIFIER_ERROR = "verifier_error"  # Outcome.VERIFIER_ERROR (a Harbor verifier gave no valid reward): retried too
 RETRIED = (TASK_ERROR, VERIFIER_ERROR)
 
 

@@ -78,7 +78,8 @@ def render_markdown(report: dict[str, Any]) -> str:
              *(["\n## Merge acceptance (human review)\n", markdown_table(merge_rows(report)),
                 "".join(f"\n- {line}" for line in merge_notes(report)), f"\n{MERGE_NOTE}\n"]
                if report.get("merge") else []),
-             *([f"\n## Task errors (broken tasks or verifiers, left out of the rates)\n\n{markdown_table(task_error_rows(report))}"]
+             *(["\n## Task errors (broken tasks or verifiers, left out of the rates)\n",
+                markdown_table(task_error_rows(report))]
                if report.get("task_errors") else []),
              "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level). "
              f"{FLAGS_NOTE}\n",

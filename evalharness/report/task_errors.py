@@ -27,7 +27,8 @@ def task_errors(df: pd.DataFrame) -> list[dict[str, Any]]:
                           _outcome=broken["outcome"].astype(str))
     out = []
     for (pack_name, task, outcome, why), part in frame.groupby(["_pack", "task_id", "_outcome", "_reason"], sort=True):
-        out.append({"pack": pack_name, "task_id": str(task), "outcome": outcome, "reason": why, "trials": int(len(part)),
+        out.append({"pack": pack_name, "task_id": str(task), "outcome": outcome, "reason": why,
+                    "trials": int(len(part)),
                     "configs": sorted(part["config"].astype(str).unique()) if "config" in part else []})
     return out
 

@@ -15,7 +15,8 @@ def test_paths_under_the_work_directory_only_and_each_kind_diffed():
     before = {"/app/a.py": b"x = 1\n", "/app/gone.txt": b"bye\n", "/app/b.bin": b"\0\1"}
     after = {"/app/a.py": b"x = 2", "/app/new.txt": b"hi\n", "/app/b.bin": b"\0\2"}
     patch = unified_patch(changed, before.get, after.get, "/app")
-    assert "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n\\ No newline at end of file\n" in patch
+    assert ("diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+            "\\ No newline at end of file\n") in patch
     assert "new file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n" in patch
     assert "deleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n" in patch
     assert "Binary files a/b.bin and b/b.bin differ\n" in patch and "sub" not in patch  # a folder has no bytes
