@@ -50,7 +50,8 @@ class RunSummary:
     images_built: list[str] = field(default_factory=list)
     interrupted: bool = False
     task_errors: list[tuple[str, str]] = field(default_factory=list)
-    """(trial id, reason) of every trial of the run stored as a task error, after this session."""
+    """(trial id, reason) of every trial of the run stored as a task error or a verifier error (a Harbor verifier
+    that gave no valid reward), after this session: the run exits 1."""
     infra_remaining: int = 0
     """Trials of the run stored as infrastructure failures, or not stored at all, after this session."""
     nodes: dict[str, int] = field(default_factory=dict)
@@ -64,7 +65,8 @@ class RunSummary:
 
 
 def exit_code(*, task_errors: int, infra: int, interrupted: bool) -> int:
-    """0 clean, 1 task errors (they need a fix of the pack, so they win), 3 infrastructure failures, 130 interrupted."""
+    """0 clean, 1 task or verifier errors (they need a fix of the pack, so they win), 3 infrastructure failures,
+    130 interrupted."""
     if interrupted:
         return EXIT_INTERRUPTED
     if task_errors:
@@ -188,7 +190,7 @@ def _tally(store: Store, run_id: str, expected: set[str], summary: RunSummary) -
     """Task errors and remaining infrastructure failures of the whole run (earlier sessions included)."""
     rows = {r["trial_id"]: r for r in store.trial_rows([run_id]) if r["trial_id"] in expected}
     summary.task_errors = sorted((tid, r["reason"]) for tid, r in rows.items()
-                                 if r["outcome"] == Outcome.TASK_ERROR.value)
+                                 if r["outcome"] in (Outcome.TASK_ERROR.value, Outcome.VERIFIER_ERROR.value))
     summary.infra_remaining = sum(1 for r in rows.values() if r["infra"]) + len(expected - set(rows))
 
 

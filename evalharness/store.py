@@ -23,6 +23,8 @@ from evalharness.review.codes import ARMS, REASONS, VERDICTS
 
 metadata = sa.MetaData()
 TASK_ERROR = "task_error"  # evalharness.types.Outcome.TASK_ERROR: replaced by a retry like infrastructure failures
+VERIFIER_ERROR = "verifier_error"  # Outcome.VERIFIER_ERROR (a Harbor verifier gave no valid reward): retried too
+RETRIED = (TASK_ERROR, VERIFIER_ERROR)
 
 
 class FlagList(sa.types.TypeDecorator):
@@ -244,20 +246,21 @@ class Store:
         return [r for r in rows if all(r["tags"].get(k) == v for k, v in wanted.items())]
 
     def record_trial(self, row: dict[str, Any]) -> None:
-        """Insert one trial; replaces only a stored infrastructure failure or task error of the same trial."""
+        """Insert one trial; replaces only a stored infrastructure failure, task or verifier error of the same trial."""
         with self._lock, self.engine.begin() as conn:
             key = (trials.c.run_id == row["run_id"]) & (trials.c.trial_id == row["trial_id"])
             existing = conn.execute(sa.select(trials.c.infra, trials.c.outcome).where(key)).first()
             if existing is not None:
-                if not (existing.infra or existing.outcome == TASK_ERROR):
+                if not (existing.infra or existing.outcome in RETRIED):
                     raise RuntimeError(f"trial {row['trial_id']} of run {row['run_id']} is already recorded")
                 conn.execute(trials.delete().where(key))
             conn.execute(trials.insert().values(**row))
 
     def done_trials(self, run_id: str) -> set[str]:
-        """Trials with a final result: not an infrastructure failure, not a task error (a resume retries those)."""
+        """Trials with a final result: not an infrastructure failure, not a task or verifier error (a resume
+        retries those: docs/task-format.md, "Harbor tasks")."""
         with self.engine.connect() as conn:
-            final = (trials.c.run_id == run_id) & ~trials.c.infra & (trials.c.outcome != TASK_ERROR)
+            final = (trials.c.run_id == run_id) & ~trials.c.infra & trials.c.outcome.notin_(RETRIED)
             rows = conn.execute(sa.select(trials.c.trial_id).where(final))
             return {r.trial_id for r in rows}
 

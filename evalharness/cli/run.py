@@ -187,7 +187,8 @@ def _exit_for(summary) -> None:
         click.echo(f"task error: {line} ({len(trial_ids)} trial{'s' if len(trial_ids) != 1 else ''})", err=True)
     if summary.task_errors:
         click.echo(f"error: {len(summary.task_errors)} trial(s) of run {summary.run_id} are task errors (broken tasks, "
-                   "left out of the rates)\n  fix the pack, then run again", err=True)
+                   "or verifiers that gave no valid reward: left out of the rates)\n  fix the pack, then run again "
+                   f"(evalharness run --resume {summary.run_id} retries them)", err=True)
     if summary.infra_remaining:
         click.echo(f"error: {summary.infra_remaining} trial(s) of run {summary.run_id} ended in infrastructure "
                    f"failures\n  retry them with: evalharness run --resume {summary.run_id}", err=True)

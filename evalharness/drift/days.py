@@ -17,6 +17,8 @@ from typing import Iterable, Mapping
 
 __all__ = ["DayStatus", "day_status", "COUNTED"]
 
+NOT_THE_AGENTS = ("task_error", "verifier_error")
+"""A broken task, or a Harbor verifier that gave no valid reward: counted apart as task errors, never usable."""
 COUNTED = ("ok", "partial")
 """Statuses whose usable trials enter the statistic."""
 
@@ -38,9 +40,9 @@ class DayStatus:
 def day_status(trials: Iterable[Mapping], planned: int, outage_fraction: float = 0.5) -> DayStatus:
     """Classify a day from its stored trials (rows with ``outcome``, ``resolved``, ``infra``)."""
     rows = list(trials)
-    task_errors = sum(1 for r in rows if r["outcome"] == "task_error")
-    infra_rows = [r for r in rows if r["infra"] and r["outcome"] != "task_error"]
-    usable = [r for r in rows if not r["infra"] and r["outcome"] != "task_error"]
+    task_errors = sum(1 for r in rows if r["outcome"] in NOT_THE_AGENTS)
+    infra_rows = [r for r in rows if r["infra"] and r["outcome"] not in NOT_THE_AGENTS]
+    usable = [r for r in rows if not r["infra"] and r["outcome"] not in NOT_THE_AGENTS]
     missing = max(0, planned - len(rows))
     lost = len(infra_rows) + missing
     resolved = sum(1 for r in usable if r["resolved"])

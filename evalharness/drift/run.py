@@ -312,5 +312,5 @@ def _alerts(stream: StreamConfig, result: StreamDay, state) -> list[dict[str, An
         out.append({**base, "kind": "infra", "message": f"{status.reason}; run again today to retry them"})
     if status.task_errors:
         out.append({**base, "kind": "task_error", "message": f"{status.task_errors} trial(s) are task errors "
-                                                             "(broken tasks, left out): fix the pack"})
+                                                             "(broken tasks or verifiers, left out): fix the pack"})
     return out

@@ -13,6 +13,7 @@ import pandas as pd
 
 from evalharness.errors import UserError
 from evalharness.report.flags import counts_text, flag_summary
+from evalharness.report.rewards import reward_ab_rows
 from evalharness.stats import compare
 from evalharness.types import Flag
 
@@ -85,6 +86,7 @@ def comparison_rows(side_a, side_b, metric: str = "resolved", level: float = 0.9
              ["cost per resolved A", _num(c.cost_per_resolved_a, "${:.4f}")],
              ["cost per resolved B", _num(c.cost_per_resolved_b, "${:.4f}")],
              ["infrastructure failures A / B", f"{c.n_infra_a} / {c.n_infra_b}"]]
+    rows += reward_ab_rows(side_a, side_b, level) if metric == "resolved" else []
     rows += flag_rows({"A": side_a, "B": side_b})
     if c.note:
         rows.append(["note", c.note])

@@ -6,8 +6,9 @@ section when the runs' pack was audited, and the merge reviews: ``frame["merged"
 reviewers who would merge it, NaN when unreviewed) and ``report["merge"]`` (one row per reviewed configuration,
 ``stats.merge.merge_table``), both only when reviews exist; the quoted lines of each trial flagged
 ``suspicious_code``, read from its result.json (``report.suspicious``); the trial index (``report["trials"]``,
-every trial with its folder: what the HTML report links to) and the drift days among the runs
-(``report["drift"]``).
+every trial with its folder: what the HTML report links to), the drift days among the runs
+(``report["drift"]``) and, for packs with rewards between 0 and 1, the mean-reward section (``report["rewards"]``,
+``report.rewards``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pandas as pd
 
 from evalharness.report.build import build_report, clean_row
 from evalharness.report.data import reviews_frame, trials_frame
+from evalharness.report.rewards import reward_section
 from evalharness.report.suspicious import attach_findings
 from evalharness.report.trials import trial_index
 from evalharness.stats.merge import merge_table, merged_column
@@ -30,6 +32,7 @@ def assemble(store: Store, run_ids: list[str], runs_dir: Path) -> tuple[dict[str
     frame = trials_frame(store, list(run_ids))
     runs = [store.get_run(r) for r in run_ids]
     report = build_report(frame, runs)
+    report["rewards"] = reward_section(frame, report["level"]) if len(frame) else None
     report["audit"] = _audit_of(store, frame)
     report["runs_dir"] = str(runs_dir)
     attach_findings(report, runs_dir)

@@ -33,6 +33,7 @@ from evalharness.report.flags import LISTED as FLAGS_LISTED
 from evalharness.report.flags import flags_cell
 from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
 from evalharness.report.suspicious import finding_rows
+from evalharness.report.rewards import NOTE as REWARD_NOTE, reward_comparison_rows, reward_rows
 from evalharness.report.task_errors import task_error_rows
 from evalharness.report.trials import LIMITS_NOTE, trial_details
 
@@ -185,6 +186,8 @@ def render_html(report: dict[str, Any]) -> str:
         merge=merge_rows(report) if report.get("merge") else None, merge_notes=merge_notes(report),
         merge_note=MERGE_NOTE, heat_configs=heat["configs"], heat=heat_rows(heat),
         task_errors=task_error_rows(report) if report.get("task_errors") else None,
+        rewards=reward_rows(report) if report.get("rewards") else None, reward_note=REWARD_NOTE,
+        reward_comparisons=reward_comparison_rows(report) if (report.get("rewards") or {}).get("comparisons") else None,
         cutoff=cutoff_table(report) if report.get("cutoff_split") else None, cutoff_note=CUTOFF_NOTE,
         audit=audit_tables(report), drift=drift_rows(report) if report.get("drift") else None,
         outcomes=outcome_rows(report), infra=infra_line(report),

@@ -13,6 +13,7 @@ from evalharness.report.fmt import pct as _pct
 from evalharness.report.flags import flagged_rows, flags_cell
 from evalharness.report.merge import MERGE_NOTE, merge_cell, merge_notes, merge_rows
 from evalharness.report.suspicious import finding_rows, markdown_code, suspicious_findings, unread
+from evalharness.report.rewards import NOTE as REWARD_NOTE, reward_comparison_rows, reward_rows
 from evalharness.report.task_errors import task_error_rows
 
 FORMATS = ("table", "json", "md", "html")
@@ -73,10 +74,12 @@ def render_markdown(report: dict[str, Any]) -> str:
              "## Resolve rate per configuration\n", markdown_table(score_rows(report)),
              "".join(f"\n- {line}" for line in score_notes(report)),
              "".join(f"\n> **warning**, {line}" for line in report["flag_warnings"]),
+             *reward_markdown(report),
              *(["\n## Merge acceptance (human review)\n", markdown_table(merge_rows(report)),
                 "".join(f"\n- {line}" for line in merge_notes(report)), f"\n{MERGE_NOTE}\n"]
                if report.get("merge") else []),
-             *([f"\n## Task errors (broken tasks, left out of the rates)\n\n{markdown_table(task_error_rows(report))}"]
+             *(["\n## Task errors (broken tasks or verifiers, left out of the rates)\n",
+                markdown_table(task_error_rows(report))]
                if report.get("task_errors") else []),
              "\nIntervals treat seeds as repeated measures of a task (task-level, not trial-level). "
              f"{FLAGS_NOTE}\n",
@@ -90,6 +93,16 @@ def render_markdown(report: dict[str, Any]) -> str:
              *(["\n## Flagged trials\n", markdown_table(flagged_rows(report))] if report["flagged_trials"] else []),
              *suspicious_markdown(report)]
     return "\n".join(parts) + "\n"
+
+
+def reward_markdown(report: dict[str, Any]) -> list[str]:
+    """The mean-reward section in Markdown (nothing for packs with binary rewards only)."""
+    if not report.get("rewards"):
+        return []
+    parts = ["\n## Mean reward per configuration (continuous rewards)\n", markdown_table(reward_rows(report))]
+    if report["rewards"]["comparisons"]:
+        parts += ["\n### Mean reward against the reference (paired)\n", markdown_table(reward_comparison_rows(report))]
+    return parts + [f"\n{REWARD_NOTE}\n"]
 
 
 SUSPICIOUS_TITLE = "Suspicious code: added lines to read before the number is used"
@@ -144,11 +157,16 @@ def render_text(report: dict[str, Any]) -> str:
                                            f"infrastructure failures left out: {infra_line(report)})")]
     parts += [f"  note, {line}\n" for line in score_notes(report)]
     parts += [f"  WARNING, {line}\n" for line in report["flag_warnings"]]
+    if report.get("rewards"):
+        parts.append(text_table(reward_rows(report), "Mean reward per configuration (continuous rewards)"))
+        if report["rewards"]["comparisons"]:
+            parts.append(text_table(reward_comparison_rows(report), "Mean reward against the reference (paired)"))
+        parts.append(f"  {REWARD_NOTE}\n")
     if report.get("merge"):
         parts.append(text_table(merge_rows(report), "Merge acceptance (human review)"))
         parts += [f"  note, {line}\n" for line in merge_notes(report)] + [f"  {MERGE_NOTE}\n"]
     if report.get("task_errors"):
-        parts.append(text_table(task_error_rows(report), "Task errors: broken tasks, left out of the rates (fix the pack)"))
+        parts.append(text_table(task_error_rows(report), "Task errors: broken tasks or verifiers, left out of the rates (fix the pack)"))
     if report["comparisons"]:
         parts.append(text_table(comparison_rows(report), "Paired comparisons against the reference (Holm-adjusted)"))
     if report.get("cutoff_split"):

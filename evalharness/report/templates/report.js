@@ -52,7 +52,8 @@
   }
 
   function summary(indices) {
-    const usable = indices.filter((i) => !T[i][F.infra] && T[i][F.outcome] !== "task_error");
+    const usable = indices.filter((i) => !T[i][F.infra] && T[i][F.outcome] !== "task_error"
+      && T[i][F.outcome] !== "verifier_error");
     const solved = usable.filter((i) => T[i][F.resolved]).length;
     return indices.length + " trials, " + usable.length + " usable, " + solved + " resolved" +
       (indices.length - usable.length ? " (" + (indices.length - usable.length) +

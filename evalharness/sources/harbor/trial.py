@@ -23,6 +23,7 @@ from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroo
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.reward import TIMED_OUT, Reward, parse_reward
 from evalharness.sources.harbor.tamper import Changes, classify, tampered
+from evalharness.sources.harbor.workdiff import MAX_FILE, unified_patch, workdir_paths
 from evalharness.types import AgentResult, Flag, Outcome
 
 ARTIFACTS = "/logs/artifacts"
@@ -46,21 +47,21 @@ def run_harbor_trial(ctx, trial):
     log += [*images.notes, f"image {env_image}" + (f", verifier image {verifier_image}" if verifier_image else "")]
     trial_id = trial.trial_id(ctx.pack.name)
     t0 = time.monotonic()
-    agent, changes, carried, snapshot = _agent_phase(ctx, trial, task, env_image, workdir, trial_id, log,
-                                                     separate=verifier_image is not None)
+    agent, changes, carried, snapshot, patch = _agent_phase(ctx, trial, task, env_image, workdir, trial_id, log,
+                                                            separate=verifier_image is not None)
     timings["agent_s"] = time.monotonic() - t0
     flags = _flags(changes)
     if agent.exit_status == "error":
         _drop_image(ctx.client, snapshot)
         return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
-                           timings, log, flags=flags)
+                           timings, log, flags=flags, patch=patch)
     if tampered(changes, shared_verifier=verifier_image is None):
         _drop_image(ctx.client, snapshot)
         reason = ("the agent changed what the verifier would run in its filesystem: "
                   + ", ".join(changes.toolchain[:8]) + (" ..." if len(changes.toolchain) > 8 else ""))
         log.append(f"not verified: {reason}")
         return TrialOutput(Outcome.TAMPERED, reason, agent, None, started, _now(), timings, log,
-                           flags=sorted({*flags, Flag.TAMPERED.value}))
+                           flags=sorted({*flags, Flag.TAMPERED.value}), patch=patch)
     t0 = time.monotonic()
     try:
         verifier_workdir = image_workdir(ctx.client, verifier_image) if verifier_image else workdir
@@ -74,7 +75,7 @@ def run_harbor_trial(ctx, trial):
               "changed_outside_workdir": list(changes.outside), "changed_toolchain": list(changes.toolchain),
               "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else []}
     return TrialOutput(reward.outcome, reward.reason, agent, None, started, _now(), timings, log, flags=flags,
-                       reward=record, files={"verifier_output.txt": output, **raw})
+                       reward=record, files={"verifier_output.txt": output, **raw}, patch=patch)
 
 
 def _flags(changes: Changes) -> list[str]:
@@ -96,7 +97,7 @@ def _limits(ctx, task: HarborTask) -> dict:
 
 def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
     """Run the agent, stop its container, read its changes; (agent result, changes, files carried to a separate
-    verifier, snapshot image of a shared one or None)."""
+    verifier, snapshot image of a shared one or None, the work directory's patch)."""
     box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
                           env=dict(task.config.environment.env), **_limits(ctx, task))
     try:
@@ -105,14 +106,31 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         log.append(f"agent container {box.container.id[:12]}")
         agent = run_agent(box, task, trial.harness, trial.model, workdir, ctx.budget.max_wall_s)
         box.stop()  # every process the agent left ends here, before anything is read or verified
-        changes = classify(box.changes(), workdir, tuple(task.config.artifacts))
+        engine_diff = box.changes()
+        changes = classify(engine_diff, workdir, tuple(task.config.artifacts))
+        patch = _workdir_patch(ctx, task, image, box, workdir, engine_diff, trial_id)
         if changes.outside or changes.toolchain:
             log.append("changed outside the work directory: " + ", ".join([*changes.toolchain, *changes.outside][:20]))
         carried = [(path, box.get_tar(path)) for path in [ARTIFACTS, *task.config.artifacts]] if separate else []
         snapshot = None if separate or agent.exit_status == "error" else box.snapshot()
-        return agent, changes, carried, snapshot
+        return agent, changes, carried, snapshot, patch
     finally:
         box.remove()
+
+
+def _workdir_patch(ctx, task, image: str, box, workdir: str, engine_diff, trial_id: str) -> bytes:
+    """The agent's changes in its work directory as patch.diff (``workdiff``): before from an unstarted container
+    of the environment image, after from the stopped agent container."""
+    changed = workdir_paths(engine_diff, workdir)
+    if not changed:
+        return b""
+    base = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="diff", env={},
+                           **_limits(ctx, task))
+    try:
+        return unified_patch(changed, lambda p: base.read_file(p, MAX_FILE + 1),
+                             lambda p: box.read_file(p, MAX_FILE + 1), workdir).encode()
+    finally:
+        base.remove()
 
 
 def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
