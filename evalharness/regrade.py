@@ -83,11 +83,13 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
 
 def _regrade_harbor(result: dict, folder: Path) -> tuple[Outcome, str]:
     """A Harbor trial's reward files (kept byte for byte in its folder) decided again (sources.harbor.reward)."""
-    from evalharness.sources.harbor.reward import parse_reward
+    from evalharness.sources.harbor.reward import attribute, parse_reward, reward_from_dict
 
     txt, js = folder / "reward.txt", folder / "reward.json"
     found = parse_reward(txt.read_bytes() if txt.is_file() else None, js.read_bytes() if js.is_file() else None,
                          timed_out=bool(result["reward"]["verifier_timed_out"]))
+    own_state = result["reward"].get("own_state")  # the verifier on the task's own state, when it was asked
+    found = attribute(found, reward_from_dict(own_state) if own_state else None)
     return found.outcome, found.reason
 
 

@@ -10,7 +10,7 @@ import pytest
 from evalharness.sources.harbor.basemap import (DEFAULT_MAP, choose_base, copy_from_images, from_images, load_map,
                                                 map_image, rewrite_from)
 from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
-                                               parse_reward)
+                                               attribute, parse_reward, reward_from_dict)
 from evalharness.sources.harbor.tamper import classify, tampered
 from evalharness.errors import UserError
 from evalharness.types import Outcome
@@ -129,3 +129,25 @@ def test_what_fresh_volumes_shadow_is_listed_not_judged():
     assert changes.toolchain == () and changes.outside == ("added /tests/test_state.py",
                                                            "added /logs/verifier/reward.txt")
     assert not tampered(changes, shared_verifier=True)
+
+
+@pytest.mark.parametrize("defect_reward", [parse_reward(None, None), parse_reward(b"nan", None),
+                                           parse_reward(b"2", None), parse_reward(None, None, timed_out=True)])
+def test_whose_bad_reward_it_is_the_verifier_on_the_tasks_own_state_decides(defect_reward):
+    works, fails = parse_reward(b"0", None), parse_reward(None, None)
+    agents = attribute(defect_reward, works)  # the verifier gives a reward without the agent: the agent broke it
+    timed = defect_reward.defect == TIMED_OUT
+    assert agents.outcome is (Outcome.TESTS_TIMED_OUT if timed else Outcome.UNRESOLVED)
+    assert agents.outcome.counts_in_rate and agents.defect == defect_reward.defect and agents.reward is None
+    assert "the agent's final state broke it" in agents.reason
+    verifiers = attribute(defect_reward, fails)  # it fails without the agent too: the task's verifier
+    assert verifiers.outcome is Outcome.VERIFIER_ERROR and not verifiers.outcome.counts_in_rate
+    assert "on the task's own state too" in verifiers.reason
+    assert attribute(defect_reward, None) == defect_reward  # not asked: as it was
+
+
+def test_a_valid_reward_is_never_reattributed():
+    one = parse_reward(b"1", None)
+    assert attribute(one, parse_reward(None, None)) == one
+    assert reward_from_dict({"outcome": "unresolved", "reason": "r", "reward": 0.0, "rewards": {}, "defect": None}) \
+        == parse_reward(b"0", None).__class__(Outcome.UNRESOLVED, "r", 0.0, {}, None)

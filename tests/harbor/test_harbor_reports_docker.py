@@ -72,7 +72,8 @@ def harbor_run(tmp_path_factory, base_image):
 def test_a_verifier_error_is_loud_exit_1_named_and_retried_by_resume(harbor_run):
     root, run_id, done = harbor_run
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "/broken-verifier: reward_malformed: reward.txt is 'all good', not a number (4 trials)" in done.stderr
+    assert "/broken-verifier: reward_malformed: reward.txt is 'all good', not a number; on the task's own state too" \
+        in done.stderr and "(4 trials)" in done.stderr  # the task's verifier fails without the agent too
     rows = _rows(root, run_id)
     assert rows[("quarters", "two", 0)]["outcome"] == "unresolved" and rows[("quarters", "two", 0)]["reward"] == 0.5
     assert {r["outcome"] for (t, _, _), r in rows.items() if t == "broken-verifier"} == {"verifier_error"}

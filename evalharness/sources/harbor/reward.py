@@ -3,7 +3,10 @@
 A binary reward feeds the existing statistics unchanged (1 ``resolved``, 0 ``unresolved``); a reward between 0
 and 1 is ``unresolved`` with its number kept; a named reward set (reward.json) is resolved when every reward is
 1. A reward that is missing, malformed, not finite or outside [0, 1], or a verifier that timed out, is the
-verifier's outcome ``verifier_error`` with the defect named: never a 0 counted against the agent.
+verifier's outcome ``verifier_error`` with the defect named: never a 0 counted against the agent. Whose defect it
+is, the verifier run once more on the task's own state tells (``attribute``): if it gives a valid reward there,
+the agent's final state broke the verifier (``unresolved``, or ``tests_timed_out`` for a time-out: the agent's, as
+a hanging test is in graded runs); if it fails there too, the task's verifier is at fault (``verifier_error``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ class Reward:
 
     def to_dict(self) -> dict[str, Any]:
         return {"reward": self.reward, "rewards": self.rewards, "defect": self.defect}
+
+
+def reward_from_dict(data: dict[str, Any]) -> Reward:
+    """A Reward stored with its outcome and reason (``own_state`` in a trial's result.json) read back."""
+    return Reward(Outcome(data["outcome"]), data.get("reason", ""), data.get("reward"), dict(data.get("rewards") or {}),
+                  data.get("defect"))
 
 
 def _error(defect: str, reason: str) -> Reward:
@@ -89,3 +98,21 @@ def parse_reward(txt: bytes | None, js: bytes | None, *, timed_out: bool = False
     mean = sum(rewards.values()) / len(rewards)
     low = ", ".join(f"{k} = {v:g}" for k, v in rewards.items() if v != 1.0)
     return Reward(Outcome.UNRESOLVED, f"reward.json: {low}", mean, rewards)
+
+
+def attribute(reward: Reward, probe: Reward | None) -> Reward:
+    """Pure: whose failure a defective ``reward`` is, from ``probe``, the same verifier's reward on the task's own
+    state (the environment image with no agent change, or the separate verifier image with nothing carried).
+
+    A valid probe reward: the agent's final state broke the verifier (a hang is ``tests_timed_out``, anything else
+    ``unresolved``; the defect stays named). A defective probe: the verifier fails without the agent
+    (``verifier_error``). ``reward`` without a defect, or no probe, is returned as it is."""
+    if reward.defect is None or probe is None:
+        return reward
+    if probe.defect is not None:
+        return Reward(Outcome.VERIFIER_ERROR, f"{reward.reason}; on the task's own state too ({probe.reason})",
+                      defect=reward.defect)
+    own = f"on the task's own state the verifier gives reward {probe.reward:g}: the agent's final state broke it"
+    if reward.defect == TIMED_OUT:
+        return Reward(Outcome.TESTS_TIMED_OUT, f"{reward.reason}; {own}", defect=TIMED_OUT)
+    return Reward(Outcome.UNRESOLVED, f"{reward.reason}; {own}", defect=reward.defect)

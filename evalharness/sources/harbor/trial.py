@@ -13,6 +13,7 @@ processes are gone (docs/threat-model.md, "Harbor tasks").
 from __future__ import annotations
 
 import shlex
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -21,7 +22,7 @@ from evalharness.sources.harbor.agent import prepare, run_agent
 from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.reward import TIMED_OUT, Reward, parse_reward
+from evalharness.sources.harbor.reward import TIMED_OUT, Reward, attribute, parse_reward
 from evalharness.sources.harbor.tamper import Changes, classify, tampered
 from evalharness.sources.harbor.workdiff import MAX_FILE, unified_patch, workdir_paths
 from evalharness.types import AgentResult, Flag, Outcome
@@ -69,11 +70,18 @@ def run_harbor_trial(ctx, trial):
                                  () if verifier_image else changes.bytecode)
     finally:
         _drop_image(ctx.client, snapshot)
+    own_state = None
+    if reward.defect is not None:  # whose failure: the same verifier on the task's own state tells
+        probe = _own_state_reward(ctx, trial, task, verifier_image or env_image, verifier_workdir, trial_id)
+        log.append(f"the verifier on the task's own state: {probe.outcome.value} ({probe.reason})")
+        own_state = {"outcome": probe.outcome.value, "reason": probe.reason, **probe.to_dict()}
+        reward = attribute(reward, probe)
     timings["verify_s"] = time.monotonic() - t0
     log.append(f"verified: {reward.outcome.value} ({reward.reason})")
     record = {**reward.to_dict(), "verifier_timed_out": reward.defect == TIMED_OUT,
               "changed_outside_workdir": list(changes.outside), "changed_toolchain": list(changes.toolchain),
-              "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else []}
+              "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else [],
+              **({"own_state": own_state} if own_state else {})}
     return TrialOutput(reward.outcome, reward.reason, agent, None, started, _now(), timings, log, flags=flags,
                        reward=record, files={"verifier_output.txt": output, **raw}, patch=patch)
 
@@ -159,6 +167,24 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
         return reward, output, {name: data for name, data in raw.items() if data is not None}
     finally:
         box.remove()
+
+
+_OWN_STATE: dict[tuple[str, str, str], Reward] = {}
+_OWN_STATE_LOCK = threading.Lock()
+
+
+def _own_state_reward(ctx, trial, task: HarborTask, image: str, workdir: str, trial_id: str) -> Reward:
+    """The verifier's reward on the task's own state (no agent change, nothing carried): once per image and task
+    in this process; a probe that timed out is not kept (the machine may have been slow)."""
+    key = (image, ctx.pack.content_hash, trial.task.instance_id)
+    with _OWN_STATE_LOCK:
+        if key in _OWN_STATE:
+            return _OWN_STATE[key]
+    probe, _, _ = _verify(ctx, trial, task, image, workdir, [], f"{trial_id}/own-state", ())
+    if probe.defect != TIMED_OUT:
+        with _OWN_STATE_LOCK:
+            _OWN_STATE[key] = probe
+    return probe
 
 
 def _drop_image(client, image: str | None) -> None:
