@@ -20,12 +20,19 @@ TOOLCHAIN = (
     "/root/.bash_profile", "/root/.local/bin/*", "/root/.local/lib/*", "/root/.cargo/bin/*",
     "/conftest.py", "/pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg", "/sitecustomize.py",
     "/usercustomize.py", "/*.pth", "/logs/conftest.py", "/logs/pytest.ini",
+    "/etc/python3*", "/etc/alternatives", "/etc/alternatives/*",
 )
 """Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
 interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries; the test
 runner's configuration and ``conftest.py`` in a folder above /tests (pytest reads them from there) too. Not
 /tests nor /logs/verifier: the verifier gets fresh volumes there, so what the agent left at those paths is never
-seen (listed with the other changes outside, not judged)."""
+seen (listed with the other changes outside, not judged). /etc/python3.* holds Debian's ``sitecustomize.py`` (the
+interpreter's own is a link there) and /etc/alternatives the targets of many a /usr/bin link."""
+FOLDERS = tuple(sorted({p[:-2] for p in TOOLCHAIN if p.endswith("/*") and p != "/*.pth"}
+                       | {"/usr", "/usr/local", "/opt", "/opt/venv", "/root", "/root/.local", "/root/.cargo", "/etc"}))
+"""The toolchain folders themselves and the folders above them: one replaced whole (by a link into the work
+directory, say) is listed alone, its new contents never, so a change to the folder itself is a toolchain change
+unless it is listed only because something inside it changed."""
 ENGINE = ("/usr/sbin/docker-init", "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/.dockerenv", "/dev", "/dev/*",
           "/proc", "/sys")
 """Mount points the engine itself adds to every container (``init``, name resolution files)."""
@@ -68,7 +75,7 @@ def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> C
         if change["Kind"] != 2 and (path.endswith((".pyc", "/__pycache__")) or "/__pycache__/" in path):
             bytecode.append(path)
             continue
-        if any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN):
+        if path in FOLDERS or any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN):
             toolchain.append(line)
         elif not any(fnmatch.fnmatchcase(path, p) for p in IGNORED):
             outside.append(line)

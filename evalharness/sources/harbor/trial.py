@@ -129,8 +129,8 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
             if data is not None:
                 box.put("/", reroot(data, path))
         box.start()
-        if bytecode:  # the agent's bytecode never runs in the verifier (rm is the image's: toolchain unchanged)
-            removed = box.exec("rm -f -- " + " ".join(shlex.quote(p) for p in bytecode), workdir="/", timeout=120)
+        for command in removals(bytecode):  # the agent's bytecode never runs in the verifier
+            removed = box.exec(command, workdir="/", timeout=120)
             if removed.exit_code != 0:
                 raise SandboxError(f"could not remove the agent's bytecode before verifying: {removed.output[:300]}")
         done = box.exec("bash /tests/test.sh", workdir=workdir, timeout=verifier.timeout_sec)
@@ -141,6 +141,19 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
         return reward, output, {name: data for name, data in raw.items() if data is not None}
     finally:
         box.remove()
+
+
+def removals(paths: tuple[str, ...], limit: int = 64 * 1024) -> list[str]:
+    """Pure: ``rm -rf`` commands (the image's rm: toolchain unchanged) removing ``paths``, each under ``limit``
+    bytes (one argument of ``bash -c`` holds at most 128 KiB). ``-r``: a path named like bytecode may be a folder
+    the agent made; its failure to go would be the agent's doing, charged to the infrastructure."""
+    commands, current = [], ""
+    for quoted in (shlex.quote(p) for p in paths):
+        if current and len(current) + len(quoted) + 1 > limit:
+            commands.append(current)
+            current = ""
+        current = (current or "rm -rf --") + " " + quoted
+    return [*commands, current] if current else commands
 
 
 def _drop_image(client, image: str | None) -> None:
