@@ -11,7 +11,9 @@ from evalharness.sources.harbor.basemap import (DEFAULT_MAP, choose_base, copy_f
                                                 map_image, rewrite_from)
 from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
                                                parse_reward)
+from evalharness.sources.harbor.links import into_verifier, link_commands
 from evalharness.sources.harbor.tamper import classify, tampered
+from evalharness.sources.harbor.trial import removals
 from evalharness.errors import UserError
 from evalharness.types import Outcome
 
@@ -110,7 +112,8 @@ def test_each_route_to_the_verifier_is_toolchain(path):
 
 def test_declared_artifacts_are_not_changes_outside():
     changes = classify(_diff("/root/results/r.json", "/root/results"), "/root", ("/root/results/r.json",))
-    assert changes == classify([], "/root")
+    assert (changes.toolchain, changes.outside, changes.bytecode) == ((), (), ())
+    assert changes.written == ("/root/results/r.json", "/root/results")  # still checked for links
 
 
 def test_bytecode_is_set_apart_to_be_removed_not_judged():
@@ -129,3 +132,30 @@ def test_what_fresh_volumes_shadow_is_listed_not_judged():
     assert changes.toolchain == () and changes.outside == ("added /tests/test_state.py",
                                                            "added /logs/verifier/reward.txt")
     assert not tampered(changes, shared_verifier=True)
+
+
+@pytest.mark.parametrize("path", ["/usr/local/sbin", "/usr/local", "/usr/lib", "/opt/venv/bin", "/root/.local",
+                                  "/etc", "/etc/python3.11/sitecustomize.py", "/etc/alternatives/awk"])
+def test_a_toolchain_folder_changed_itself_is_toolchain(path):
+    """Replaced whole (a link into the work directory, say), a folder is listed alone: its new contents never."""
+    assert classify(_diff(path), "/app").toolchain == (f"changed {path}",)
+
+
+def test_a_folder_listed_because_of_what_changed_inside_it_is_not():
+    assert classify(_diff("/usr", "/usr/local", "/usr/local/share/doc/x", "/etc", "/etc/motd"), "/app").toolchain == ()
+
+
+def test_bytecode_removal_is_recursive_and_split_under_one_argument():
+    assert removals(()) == []
+    assert removals(("/tmp/a b.pyc", "/tmp/c.pyc")) == ["rm -rf -- '/tmp/a b.pyc' /tmp/c.pyc"]
+    many = removals(tuple(f"/tmp/__pycache__/{'x' * 100}{i}.pyc" for i in range(3000)))
+    assert len(many) > 1 and all(len(c) <= 64 * 1024 for c in many)
+    assert sum(c.count("/tmp/__pycache__/") for c in many) == 3000
+
+
+def test_links_into_the_verifiers_folders_are_found():
+    assert into_verifier("/app/a\0/tests/expected.txt\0/app/b\0/usr/bin/python3.11\0/app/c\0/testsuite/x\0"
+                         "/app/d\0/logs/verifier\0") == ["/app/a -> /tests/expected.txt", "/app/d -> /logs/verifier"]
+    assert into_verifier("") == []
+    commands = link_commands([f"/app/{'y' * 200}{i}" for i in range(1000)])
+    assert len(commands) > 1 and all(len(c) <= 64 * 1024 for c in commands)

@@ -59,6 +59,8 @@ def reroot(data: bytes, path: str) -> bytes:
             dst.addfile(folder)
         for member in src.getmembers():
             member.name = "/".join([*parent, member.name])
+            if member.islnk():  # a hard link names another member: renamed alike, or it would point elsewhere
+                member.linkname = "/".join([*parent, member.linkname])
             dst.addfile(member, src.extractfile(member) if member.isfile() else None)
     return out.getvalue()
 

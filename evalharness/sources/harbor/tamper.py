@@ -51,6 +51,8 @@ class Changes:
     """Paths of Python bytecode the agent's runs added or changed outside the work directory (``__pycache__``,
     ``.pyc``): an interpreter writes them as it imports, and a forged one would run in the verifier. Removed
     from a shared verifier's filesystem before it runs (flag ``compiled_artefact``), never judged."""
+    written: tuple[str, ...] = ()
+    """Every path the agent added or changed, its work directory included (links.py checks which are links)."""
 
 
 def _under(path: str, folder: str) -> bool:
@@ -60,11 +62,13 @@ def _under(path: str, folder: str) -> bool:
 def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> Changes:
     """Pure: the engine's changes (``[{"Path": ..., "Kind": 0|1|2}]``) sorted into toolchain and other changes
     outside ``workdir`` and the ``allowed`` paths (the task's declared artifacts)."""
-    toolchain, outside, bytecode = [], [], []
+    toolchain, outside, bytecode, written = [], [], [], []
     paths = [change["Path"] for change in diff or []]
     parents = {p for p in paths for q in paths if q.startswith(p.rstrip("/") + "/")}
     for change in diff or []:
         path, kind = change["Path"], KINDS.get(change["Kind"], str(change["Kind"]))
+        if change["Kind"] != 2 and not any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
+            written.append(path)
         if change["Kind"] == 0 and path in parents:  # a folder listed because something inside it changed
             continue
         if _under(path, workdir) or any(_under(path, a) for a in allowed) or workdir.startswith(path + "/"):
@@ -79,7 +83,8 @@ def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> C
             toolchain.append(line)
         elif not any(fnmatch.fnmatchcase(path, p) for p in IGNORED):
             outside.append(line)
-    return Changes(tuple(toolchain), tuple(outside), tuple(p for p in bytecode if not p.endswith("/__pycache__")))
+    return Changes(tuple(toolchain), tuple(outside), tuple(p for p in bytecode if not p.endswith("/__pycache__")),
+                   tuple(written))
 
 
 def tampered(changes: Changes, *, shared_verifier: bool) -> bool:

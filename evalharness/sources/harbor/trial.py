@@ -20,6 +20,7 @@ from evalharness.errors import SandboxError
 from evalharness.sources.harbor.agent import prepare, run_agent
 from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
+from evalharness.sources.harbor.links import carried_links, links_into_verifier
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.reward import TIMED_OUT, Reward, parse_reward
 from evalharness.sources.harbor.tamper import Changes, classify, tampered
@@ -65,7 +66,8 @@ def run_harbor_trial(ctx, trial):
     try:
         verifier_workdir = image_workdir(ctx.client, verifier_image) if verifier_image else workdir
         reward, output, raw = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
-                                 () if verifier_image else changes.bytecode)
+                                      () if verifier_image else changes.bytecode,
+                                      carried_links(carried) if verifier_image else changes.written)
     finally:
         _drop_image(ctx.client, snapshot)
     timings["verify_s"] = time.monotonic() - t0
@@ -73,6 +75,8 @@ def run_harbor_trial(ctx, trial):
     record = {**reward.to_dict(), "verifier_timed_out": reward.defect == TIMED_OUT,
               "changed_outside_workdir": list(changes.outside), "changed_toolchain": list(changes.toolchain),
               "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else []}
+    if reward.outcome is Outcome.TAMPERED:
+        flags = sorted({*flags, Flag.TAMPERED.value})
     return TrialOutput(reward.outcome, reward.reason, agent, None, started, _now(), timings, log, flags=flags,
                        reward=record, files={"verifier_output.txt": output, **raw})
 
@@ -116,9 +120,10 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
 
 
 def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
-            bytecode: tuple[str, ...]) -> tuple[Reward, str, dict[str, bytes]]:
+            bytecode: tuple[str, ...], agents_paths) -> tuple[Reward, str, dict[str, bytes]]:
     """The reward, the verifier's output, and the reward files as the verifier wrote them (kept: ``grade``
-    decides them again)."""
+    decides them again). ``agents_paths``: the agent's files here, checked for links into /tests or
+    /logs/verifier (a ``tampered`` Reward, the tests not run)."""
     verifier = task.config.verifier
     box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="verifier",
                           env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), own_entrypoint=False,
@@ -133,6 +138,10 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
             removed = box.exec(command, workdir="/", timeout=120)
             if removed.exit_code != 0:
                 raise SandboxError(f"could not remove the agent's bytecode before verifying: {removed.output[:300]}")
+        linked = links_into_verifier(box, agents_paths)
+        if linked:
+            reason = "the agent's files link into the verifier's own folders: " + ", ".join(linked[:8])
+            return Reward(Outcome.TAMPERED, reason), f"not verified: {reason}", {}
         done = box.exec("bash /tests/test.sh", workdir=workdir, timeout=verifier.timeout_sec)
         box.stop()
         raw = {name: box.read_file(f"/logs/verifier/{name}") for name in ("reward.txt", "reward.json")}
