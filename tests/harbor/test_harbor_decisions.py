@@ -105,7 +105,8 @@ def test_toolchain_changes_in_a_shared_verifier_are_tampering():
 
 @pytest.mark.parametrize("path", ["/root/.bashrc", "/etc/profile.d/x.sh", "/usr/local/lib/python3.13/site-packages/_pytest/x.py",
                                   "/etc/ld.so.preload",
-                                  "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini"])
+                                  "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini",
+                                  "/usr/include/stdio.h", "/usr/share/perl5/Test/More.pm", "/usr/libexec/x"])
 def test_each_route_to_the_verifier_is_toolchain(path):
     assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
 

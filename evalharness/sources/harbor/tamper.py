@@ -20,14 +20,16 @@ TOOLCHAIN = (
     "/root/.bash_profile", "/root/.local/bin/*", "/root/.local/lib/*", "/root/.cargo/bin/*",
     "/conftest.py", "/pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg", "/sitecustomize.py",
     "/usercustomize.py", "/*.pth", "/logs/conftest.py", "/logs/pytest.ini",
-    "/etc/python3*", "/etc/alternatives", "/etc/alternatives/*",
+    "/etc/python3*", "/etc/alternatives", "/etc/alternatives/*", "/usr/libexec/*", "/usr/local/libexec/*",
+    "/usr/include/*", "/usr/local/include/*", "/usr/share/perl*", "/usr/share/nodejs/*", "/usr/share/java/*",
 )
 """Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
 interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries; the test
 runner's configuration and ``conftest.py`` in a folder above /tests (pytest reads them from there) too. Not
 /tests nor /logs/verifier: the verifier gets fresh volumes there, so what the agent left at those paths is never
 seen (listed with the other changes outside, not judged). /etc/python3.* holds Debian's ``sitecustomize.py`` (the
-interpreter's own is a link there) and /etc/alternatives the targets of many a /usr/bin link."""
+interpreter's own is a link there) and /etc/alternatives the targets of many a /usr/bin link; helpers, C headers
+and Debian's Perl, Node and Java libraries live under /usr/libexec, /usr/include and /usr/share."""
 FOLDERS = tuple(sorted({p[:-2] for p in TOOLCHAIN if p.endswith("/*") and p != "/*.pth"}
                        | {"/usr", "/usr/local", "/opt", "/opt/venv", "/root", "/root/.local", "/root/.cargo", "/etc"}))
 """The toolchain folders themselves and the folders above them: one replaced whole (by a link into the work
