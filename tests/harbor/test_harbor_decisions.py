@@ -160,3 +160,12 @@ def test_links_into_the_verifiers_folders_are_found():
     assert into_verifier("") == []
     commands = link_commands([f"/app/{'y' * 200}{i}" for i in range(1000)])
     assert len(commands) > 1 and all(len(c) <= 64 * 1024 for c in commands)
+
+
+@pytest.mark.parametrize("txt, js, defect", [
+    (b"0_1", None, MALFORMED), ("\uff11".encode(), None, MALFORMED), (b"1 1", None, MALFORMED),
+    (None, b'{"a": 1' + b"0" * 400 + b"}", OUT_OF_RANGE), (None, b'{"a": "0_1"}', MALFORMED)])
+def test_a_reward_is_a_plain_number(txt, js, defect):
+    """``float`` alone reads ``0_1`` as 1 and a fullwidth one as 1; a 400-digit JSON integer made it raise."""
+    assert parse_reward(txt, js).defect == defect
+    assert parse_reward(b" 1e0\n", None).outcome is Outcome.RESOLVED and parse_reward(b".5", None).reward == 0.5
