@@ -157,7 +157,9 @@ def test_bytecode_removal_is_recursive_and_split_under_one_argument():
 def test_links_into_the_verifiers_folders_are_found():
     assert into_verifier("/app/a\0/tests/expected.txt\0/app/b\0/usr/bin/python3.11\0/app/c\0/testsuite/x\0"
                          "/app/d\0/logs/verifier\0") == ["/app/a -> /tests/expected.txt", "/app/d -> /logs/verifier"]
-    assert into_verifier("") == []
+    assert into_verifier("") == [] and into_verifier("/app/e\0\0") == []
+    assert into_verifier("/app/r\0/\0/app/l\0/logs\0/app/v\0/logs/verifierx\0") == ["/app/r -> /",
+                                                                                     "/app/l -> /logs"]
     commands = link_commands([f"/app/{'y' * 200}{i}" for i in range(1000)])
     assert len(commands) > 1 and all(len(c) <= 64 * 1024 for c in commands)
 
@@ -169,3 +171,12 @@ def test_a_reward_is_a_plain_number(txt, js, defect):
     """``float`` alone reads ``0_1`` as 1 and a fullwidth one as 1; a 400-digit JSON integer made it raise."""
     assert parse_reward(txt, js).defect == defect
     assert parse_reward(b" 1e0\n", None).outcome is Outcome.RESOLVED and parse_reward(b".5", None).reward == 0.5
+
+
+@pytest.mark.parametrize("workdir", ["/", "/usr/local", "/root"])
+def test_the_toolchain_counts_wherever_the_work_directory_is(workdir):
+    """A task without WORKDIR works in /: every path was under it, so nothing was toolchain."""
+    changes = classify(_diff("/usr/local/bin/python3", "/root/.local/lib/x.pth", kind=1), workdir)
+    assert changes.toolchain == ("added /usr/local/bin/python3", "added /root/.local/lib/x.pth")
+    assert classify(_diff(workdir, "/srv/x" if workdir == "/" else f"{workdir}/notes.txt"), workdir).toolchain == ()
+    assert classify(_diff("/app/x.txt", kind=1), "/").outside == ()  # the work directory's own files

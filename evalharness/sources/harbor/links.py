@@ -45,11 +45,12 @@ def link_commands(paths: list[str] | tuple[str, ...], limit: int = 64 * 1024) ->
 
 
 def into_verifier(output: str) -> list[str]:
-    """Pure: ``path -> target`` for each printed pair whose target is under a verifier-only folder."""
+    """Pure: ``path -> target`` for each printed pair whose target is a verifier-only folder, under one or above
+    one (a link to / reaches /tests through it)."""
     parts = output.split("\0")
     pairs = zip(parts[0::2], parts[1::2])
-    return [f"{path} -> {target}" for path, target in pairs
-            if any(target == f or target.startswith(f + "/") for f in VERIFIER_ONLY)]
+    return [f"{path} -> {target}" for path, target in pairs if target and any(
+        target == f or target.startswith(f + "/") or f.startswith(target.rstrip("/") + "/") for f in VERIFIER_ONLY)]
 
 
 def links_into_verifier(box, paths: list[str] | tuple[str, ...]) -> list[str]:

@@ -61,30 +61,39 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def _toolchain(path: str, workdir: str) -> bool:
+    """Toolchain wherever the work directory is (a task without WORKDIR works in /, a Harbor task may in /root):
+    the work directory itself and the folders above it excepted, their own change being the work's."""
+    if path in FOLDERS and path != workdir and not workdir.startswith(path + "/"):
+        return True
+    return any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN)
+
+
 def classify(diff: list[dict], workdir: str, allowed: tuple[str, ...] = ()) -> Changes:
-    """Pure: the engine's changes (``[{"Path": ..., "Kind": 0|1|2}]``) sorted into toolchain and other changes
-    outside ``workdir`` and the ``allowed`` paths (the task's declared artifacts)."""
+    """Pure: the engine's changes (``[{"Path": ..., "Kind": 0|1|2}]``) sorted into toolchain changes (wherever the
+    work directory is) and other changes outside ``workdir`` and the ``allowed`` paths (the task's declared
+    artifacts)."""
     toolchain, outside, bytecode, written = [], [], [], []
     paths = [change["Path"] for change in diff or []]
     parents = {p for p in paths for q in paths if q.startswith(p.rstrip("/") + "/")}
     for change in diff or []:
         path, kind = change["Path"], KINDS.get(change["Kind"], str(change["Kind"]))
-        if change["Kind"] != 2 and not any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
+        if any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
+            continue
+        if change["Kind"] != 2:
             written.append(path)
         if change["Kind"] == 0 and path in parents:  # a folder listed because something inside it changed
             continue
-        if _under(path, workdir) or any(_under(path, a) for a in allowed) or workdir.startswith(path + "/"):
+        tool = _toolchain(path, workdir)
+        if any(_under(path, a) for a in allowed) or (
+                not tool and (_under(path, workdir) or workdir.startswith(path + "/"))):
             continue
-        if any(fnmatch.fnmatchcase(path, p) for p in ENGINE):
-            continue
-        line = f"{kind} {path}"
         if change["Kind"] != 2 and (path.endswith((".pyc", "/__pycache__")) or "/__pycache__/" in path):
             bytecode.append(path)
-            continue
-        if path in FOLDERS or any(fnmatch.fnmatchcase(path, p) for p in TOOLCHAIN):
-            toolchain.append(line)
+        elif tool:
+            toolchain.append(f"{kind} {path}")
         elif not any(fnmatch.fnmatchcase(path, p) for p in IGNORED):
-            outside.append(line)
+            outside.append(f"{kind} {path}")
     return Changes(tuple(toolchain), tuple(outside), tuple(p for p in bytecode if not p.endswith("/__pycache__")),
                    tuple(written))
 
