@@ -1,5 +1,7 @@
-"""Second round of attacks on a Harbor trial (issue 25), through the real CLI and a real engine: one hand-made
-task whose verifier runs the agent's program (as most Harbor tasks do), one run, one image for the module.
+"""Second round of attacks on a Harbor trial (issue 25), through the real CLI and a real engine: hand-made
+tasks, a pack and a run each: one whose shared verifier runs the agent's program (as most Harbor tasks do), the same
+working in /, and a separate verifier comparing a declared artifact with the expected answer; one image besides
+the separate verifier's.
 
 Routes fixed: a toolchain folder replaced whole by a symbolic link (its contents are not in the diff), Debian's
 ``sitecustomize`` reached through its link into /etc, an artifact linked to the expected answer in /tests, root's
@@ -68,19 +70,20 @@ def _write(path: Path, text: str, mode: int = 0o644) -> None:
     path.chmod(mode)
 
 
-def _task(root: Path) -> Path:
-    task = root / TASK
-    _write(task / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 15.0\n[agent]\ntimeout_sec = 120.0\n'
+def _tasks(root: Path) -> None:
+    """Each task in a folder of its own under ``root`` (one pack each)."""
+    task = root / TASK / TASK
+    _write(task / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 8.0\n[agent]\ntimeout_sec = 120.0\n'
                                '[environment]\nallow_internet = false\n')
     _write(task / "instruction.md", "Write /app/solution.py, a program printing 42.\n")
     _write(task / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
     _write(task / "tests" / "test.sh", TEST_SH, 0o755)
     _write(task / "solution" / "solve.sh", "#!/bin/bash\necho 'print(42)' > /app/solution.py\n", 0o755)
-    at_root = root / ROOT_WORKDIR  # the same image; the task works in / (as one without WORKDIR does)
+    at_root = root / ROOT_WORKDIR / ROOT_WORKDIR  # the same image; the task works in / (as one without WORKDIR does)
     _write(at_root / "task.toml", (task / "task.toml").read_text() + 'workdir = "/"\n')
     for name in ("instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
         _write(at_root / name, (task / name).read_text(), (task / name).stat().st_mode & 0o777)
-    separate = root / SEPARATE
+    separate = root / SEPARATE / SEPARATE
     _write(separate / "task.toml", 'schema_version = "1.3"\nartifacts = ["/app/out.txt"]\n[verifier]\n'
                                    'timeout_sec = 15.0\nenvironment_mode = "separate"\n[agent]\ntimeout_sec = 120.0\n'
                                    '[environment]\nallow_internet = false\n')
@@ -90,25 +93,28 @@ def _task(root: Path) -> Path:
     _write(separate / "tests" / "test.sh", SEPARATE_TEST_SH, 0o755)
     _write(separate / "tests" / "expected.txt", "42\n")
     _write(separate / "solution" / "solve.sh", "#!/bin/bash\necho 42 > /app/out.txt\n", 0o755)
-    return root
+
+
+RUNS = {TASK: [*ATTACKS], ROOT_WORKDIR: ["fake-python", "honest"], SEPARATE: ["link-expected", "hardlinks", "honest"]}
+"""Each task runs the attacks that concern it (and null): the shared task every one."""
 
 
 @pytest.fixture(scope="module")
 def attack_run(tmp_path_factory, base_image):
     root = tmp_path_factory.mktemp("harbor-attacks2")
-    run_cli("packs", "import", "harbor", str(_task(root / "src")), "--out", str(root / "pack"), cwd=root)
-    harnesses = []
+    _tasks(root / "src")
     for name, command in ATTACKS.items():
-        path = root / f"{name}.yaml"
-        path.write_text(json.dumps({"kind": "command", "name": name, "model": False, "command": command}))
-        harnesses += ["-H", str(path)]
-    done = run_cli("run", "-p", str(root / "pack"), "-H", "null", *harnesses, "--format", "json", cwd=root,
-                   check=False)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        (root / f"{name}.yaml").write_text(json.dumps({"kind": "command", "name": name, "model": False,
+                                                       "command": command}))
+    for task, attacks in RUNS.items():
+        run_cli("packs", "import", "harbor", str(root / "src" / task), "--out", str(root / task), cwd=root)
+        harnesses = [a for name in attacks for a in ("-H", str(root / f"{name}.yaml"))]
+        done = run_cli("run", "-p", str(root / task), "-H", "null", *harnesses, "--format", "json", cwd=root,
+                       check=False)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with sqlite3.connect(root / "runs" / "evalharness.db") as db:
         db.row_factory = sqlite3.Row
-        rows = db.execute("SELECT * FROM trials WHERE run_id = (SELECT run_id FROM runs ORDER BY created_at DESC "
-                          "LIMIT 1)").fetchall()
+        rows = db.execute("SELECT * FROM trials").fetchall()
     return {(r["task_id"], r["harness"]): dict(r) for r in rows}
 
 
