@@ -11,7 +11,9 @@ from evalharness.sources.harbor.basemap import (DEFAULT_MAP, choose_base, copy_f
                                                 map_image, rewrite_from)
 from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
                                                attribute, parse_reward, reward_from_dict)
+from evalharness.sources.harbor.links import into_verifier, link_commands
 from evalharness.sources.harbor.tamper import classify, tampered
+from evalharness.sources.harbor.trial import removals
 from evalharness.errors import UserError
 from evalharness.types import Outcome
 
@@ -103,14 +105,16 @@ def test_toolchain_changes_in_a_shared_verifier_are_tampering():
 
 @pytest.mark.parametrize("path", ["/root/.bashrc", "/etc/profile.d/x.sh", "/usr/local/lib/python3.13/site-packages/_pytest/x.py",
                                   "/etc/ld.so.preload",
-                                  "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini"])
+                                  "/bin/bash", "/usr/local/bin/uvx", "/conftest.py", "/pytest.ini",
+                                  "/usr/include/stdio.h", "/usr/share/perl5/Test/More.pm", "/usr/libexec/x"])
 def test_each_route_to_the_verifier_is_toolchain(path):
     assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
 
 
 def test_declared_artifacts_are_not_changes_outside():
     changes = classify(_diff("/root/results/r.json", "/root/results"), "/root", ("/root/results/r.json",))
-    assert changes == classify([], "/root")
+    assert (changes.toolchain, changes.outside, changes.bytecode) == ((), (), ())
+    assert changes.written == ("/root/results/r.json", "/root/results")  # still checked for links
 
 
 def test_bytecode_is_set_apart_to_be_removed_not_judged():
@@ -151,3 +155,50 @@ def test_a_valid_reward_is_never_reattributed():
     assert attribute(one, parse_reward(None, None)) == one
     assert reward_from_dict({"outcome": "unresolved", "reason": "r", "reward": 0.0, "rewards": {}, "defect": None}) \
         == parse_reward(b"0", None).__class__(Outcome.UNRESOLVED, "r", 0.0, {}, None)
+
+
+@pytest.mark.parametrize("path", ["/usr/local/sbin", "/usr/local", "/usr/lib", "/opt/venv/bin", "/root/.local",
+                                  "/etc", "/etc/python3.11/sitecustomize.py", "/etc/alternatives/awk"])
+def test_a_toolchain_folder_changed_itself_is_toolchain(path):
+    """Replaced whole (a link into the work directory, say), a folder is listed alone: its new contents never."""
+    assert classify(_diff(path), "/app").toolchain == (f"changed {path}",)
+
+
+def test_a_folder_listed_because_of_what_changed_inside_it_is_not():
+    assert classify(_diff("/usr", "/usr/local", "/usr/local/share/doc/x", "/etc", "/etc/motd"), "/app").toolchain == ()
+
+
+def test_bytecode_removal_is_recursive_and_split_under_one_argument():
+    assert removals(()) == []
+    assert removals(("/tmp/a b.pyc", "/tmp/c.pyc")) == ["rm -rf -- '/tmp/a b.pyc' /tmp/c.pyc"]
+    many = removals(tuple(f"/tmp/__pycache__/{'x' * 100}{i}.pyc" for i in range(3000)))
+    assert len(many) > 1 and all(len(c) <= 64 * 1024 for c in many)
+    assert sum(c.count("/tmp/__pycache__/") for c in many) == 3000
+
+
+def test_links_into_the_verifiers_folders_are_found():
+    assert into_verifier("/app/a\0/tests/expected.txt\0/app/b\0/usr/bin/python3.11\0/app/c\0/testsuite/x\0"
+                         "/app/d\0/logs/verifier\0") == ["/app/a -> /tests/expected.txt", "/app/d -> /logs/verifier"]
+    assert into_verifier("") == [] and into_verifier("/app/e\0\0") == []
+    assert into_verifier("/app/r\0/\0/app/l\0/logs\0/app/v\0/logs/verifierx\0") == ["/app/r -> /",
+                                                                                     "/app/l -> /logs"]
+    commands = link_commands([f"/app/{'y' * 200}{i}" for i in range(1000)])
+    assert len(commands) > 1 and all(len(c) <= 64 * 1024 for c in commands)
+
+
+@pytest.mark.parametrize("txt, js, defect", [
+    (b"0_1", None, MALFORMED), ("\uff11".encode(), None, MALFORMED), (b"1 1", None, MALFORMED),
+    (None, b'{"a": 1' + b"0" * 400 + b"}", OUT_OF_RANGE), (None, b'{"a": "0_1"}', MALFORMED)])
+def test_a_reward_is_a_plain_number(txt, js, defect):
+    """``float`` alone reads ``0_1`` as 1 and a fullwidth one as 1; a 400-digit JSON integer made it raise."""
+    assert parse_reward(txt, js).defect == defect
+    assert parse_reward(b" 1e0\n", None).outcome is Outcome.RESOLVED and parse_reward(b".5", None).reward == 0.5
+
+
+@pytest.mark.parametrize("workdir", ["/", "/usr/local", "/root"])
+def test_the_toolchain_counts_wherever_the_work_directory_is(workdir):
+    """A task without WORKDIR works in /: every path was under it, so nothing was toolchain."""
+    changes = classify(_diff("/usr/local/bin/python3", "/root/.local/lib/x.pth", kind=1), workdir)
+    assert changes.toolchain == ("added /usr/local/bin/python3", "added /root/.local/lib/x.pth")
+    assert classify(_diff(workdir, "/srv/x" if workdir == "/" else f"{workdir}/notes.txt"), workdir).toolchain == ()
+    assert classify(_diff("/app/x.txt", kind=1), "/").outside == ()  # the work directory's own files

@@ -21,6 +21,8 @@ from evalharness.sandbox.base import MAX_OUTPUT_BYTES, clip_output
 from evalharness.sandbox.engine import LABEL_ROLE, LABEL_RUN, LABEL_TRIAL
 
 ERRORS = (DockerException, requests.exceptions.RequestException, OSError)
+ROOT = "0:0"
+"""Root by number: a name is looked up in the container's /etc/passwd, the agent's file in a snapshot."""
 _pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="eh-harbor")
 
 
@@ -59,8 +61,15 @@ def reroot(data: bytes, path: str) -> bytes:
             dst.addfile(folder)
         for member in src.getmembers():
             member.name = "/".join([*parent, member.name])
+            if member.islnk():  # a hard link names another member: renamed alike, or it would point elsewhere
+                member.linkname = "/".join([*parent, member.linkname])
             dst.addfile(member, src.extractfile(member) if member.isfile() else None)
     return out.getvalue()
+
+
+def _image_env(client: docker.DockerClient, image: str) -> dict[str, str]:
+    env = client.images.get(image).attrs.get("Config", {}).get("Env") or []
+    return dict(item.split("=", 1) for item in env if "=" in item)
 
 
 class HarborContainer:
@@ -71,11 +80,16 @@ class HarborContainer:
                  cpus: float, memory_mb: int, pids: int, env: dict[str, str], volumes: tuple[str, ...] = (),
                  own_entrypoint: bool = True):
         """``own_entrypoint``: False starts ``sleep`` alone, never the image's ENTRYPOINT (a verifier over the
-        agent's snapshot must not run a script the agent could have rewritten)."""
+        agent's snapshot must not run a script the agent could have rewritten), and pins HOME to /root unless the
+        image or ``env`` sets it. Root is uid 0, never the name: the engine would look the name and HOME up in the
+        container's /etc/passwd, which a snapshot has from the agent (root's line removed, the verifier could not
+        start; root's home moved to the work directory, Python ran the agent's ``usercustomize`` there)."""
         self.client, self.image = client, image
         self.labels = {LABEL_RUN: run_id, LABEL_TRIAL: trial, LABEL_ROLE: role}
         self.volumes: dict[str, str] = {}
         try:
+            if not own_entrypoint and "HOME" not in env and "HOME" not in _image_env(client, image):
+                env = {**env, "HOME": "/root"}
             mounts = []
             for target in volumes:
                 name = f"evalharness-{uuid.uuid4().hex[:16]}"
@@ -86,7 +100,7 @@ class HarborContainer:
                      else {"entrypoint": ["sleep", "infinity"], "command": []})
             self.container = client.containers.create(
                 image, **start, init=True, network_mode="none", labels=self.labels,
-                user="root", environment=env, mounts=mounts or None, mem_limit=f"{int(memory_mb)}m",
+                user=ROOT, environment=env, mounts=mounts or None, mem_limit=f"{int(memory_mb)}m",
                 memswap_limit=f"{int(memory_mb)}m", nano_cpus=int(cpus * 1e9), pids_limit=pids)
         except ERRORS as e:
             self.remove()
@@ -110,7 +124,7 @@ class HarborContainer:
         api = self.client.api
 
         def run() -> Done:
-            exec_id = api.exec_create(self.container.id, ["bash", "-c", command], user="root", workdir=workdir,
+            exec_id = api.exec_create(self.container.id, ["bash", "-c", command], user=ROOT, workdir=workdir,
                                       environment=env or None)["Id"]
             output = api.exec_start(exec_id, demux=False) or b""
             return Done(api.exec_inspect(exec_id).get("ExitCode") or 0, clip_output(output, MAX_OUTPUT_BYTES))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,11 @@ from evalharness.types import Outcome
 
 MISSING, MALFORMED, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT = ("reward_missing", "reward_malformed", "reward_not_finite",
                                                            "reward_out_of_range", "verifier_timed_out")
+
+
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", re.ASCII | re.IGNORECASE)
+"""A number as written in a reward file: ASCII digits, no ``_`` (``float`` alone reads ``0_1`` as 1 and other
+scripts' digits as digits)."""
 
 
 @dataclass(frozen=True)
@@ -50,10 +56,12 @@ def _error(defect: str, reason: str) -> Reward:
 def _number(value: Any, where: str) -> float | Reward:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return _error(MALFORMED, f"{where} is {value!r}, not a number")
+    if isinstance(value, str) and not NUMBER.fullmatch(value.strip()):
+        return _error(MALFORMED, f"{where} is {value[:80]!r}, not a number")
     try:
         number = float(value)
-    except ValueError:
-        return _error(MALFORMED, f"{where} is {str(value)[:80]!r}, not a number")
+    except OverflowError:  # an integer past the floats (JSON allows any length)
+        return _error(OUT_OF_RANGE, f"{where} is an integer of {len(str(value))} digits, outside [0, 1]")
     if not math.isfinite(number):
         return _error(NOT_FINITE, f"{where} is {number}")
     if not 0.0 <= number <= 1.0:

@@ -21,6 +21,7 @@ from evalharness.errors import SandboxError
 from evalharness.sources.harbor.agent import prepare, run_agent
 from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
+from evalharness.sources.harbor.links import carried_links, links_into_verifier
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.reward import TIMED_OUT, Reward, attribute, parse_reward
 from evalharness.sources.harbor.tamper import Changes, classify, tampered
@@ -67,7 +68,8 @@ def run_harbor_trial(ctx, trial):
     try:
         verifier_workdir = image_workdir(ctx.client, verifier_image) if verifier_image else workdir
         reward, output, raw = _verify(ctx, trial, task, verifier_image or snapshot, verifier_workdir, carried, trial_id,
-                                 () if verifier_image else changes.bytecode)
+                                      () if verifier_image else changes.bytecode,
+                                      carried_links(carried) if verifier_image else changes.written)
     finally:
         _drop_image(ctx.client, snapshot)
     own_state = None
@@ -82,6 +84,8 @@ def run_harbor_trial(ctx, trial):
               "changed_outside_workdir": list(changes.outside), "changed_toolchain": list(changes.toolchain),
               "compiled_artefacts_removed": list(changes.bytecode) if verifier_image is None else [],
               **({"own_state": own_state} if own_state else {})}
+    if reward.outcome is Outcome.TAMPERED:
+        flags = sorted({*flags, Flag.TAMPERED.value})
     return TrialOutput(reward.outcome, reward.reason, agent, None, started, _now(), timings, log, flags=flags,
                        reward=record, files={"verifier_output.txt": output, **raw}, patch=patch)
 
@@ -142,9 +146,10 @@ def _workdir_patch(ctx, task, image: str, box, workdir: str, engine_diff, trial_
 
 
 def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
-            bytecode: tuple[str, ...]) -> tuple[Reward, str, dict[str, bytes]]:
+            bytecode: tuple[str, ...], agents_paths) -> tuple[Reward, str, dict[str, bytes]]:
     """The reward, the verifier's output, and the reward files as the verifier wrote them (kept: ``grade``
-    decides them again)."""
+    decides them again). ``agents_paths``: the agent's files here, checked for links into /tests or
+    /logs/verifier (a ``tampered`` Reward, the tests not run)."""
     verifier = task.config.verifier
     box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="verifier",
                           env=dict(verifier.env), volumes=("/tests", "/logs/verifier"), own_entrypoint=False,
@@ -155,10 +160,14 @@ def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, tri
             if data is not None:
                 box.put("/", reroot(data, path))
         box.start()
-        if bytecode:  # the agent's bytecode never runs in the verifier (rm is the image's: toolchain unchanged)
-            removed = box.exec("rm -f -- " + " ".join(shlex.quote(p) for p in bytecode), workdir="/", timeout=120)
+        for command in removals(bytecode):  # the agent's bytecode never runs in the verifier
+            removed = box.exec(command, workdir="/", timeout=120)
             if removed.exit_code != 0:
                 raise SandboxError(f"could not remove the agent's bytecode before verifying: {removed.output[:300]}")
+        linked = links_into_verifier(box, agents_paths)
+        if linked:
+            reason = "the agent's files link into the verifier's own folders: " + ", ".join(linked[:8])
+            return Reward(Outcome.TAMPERED, reason), f"not verified: {reason}", {}
         done = box.exec("bash /tests/test.sh", workdir=workdir, timeout=verifier.timeout_sec)
         box.stop()
         raw = {name: box.read_file(f"/logs/verifier/{name}") for name in ("reward.txt", "reward.json")}
@@ -180,11 +189,24 @@ def _own_state_reward(ctx, trial, task: HarborTask, image: str, workdir: str, tr
     with _OWN_STATE_LOCK:
         if key in _OWN_STATE:
             return _OWN_STATE[key]
-    probe, _, _ = _verify(ctx, trial, task, image, workdir, [], f"{trial_id}/own-state", ())
+    probe, _, _ = _verify(ctx, trial, task, image, workdir, [], f"{trial_id}/own-state", (), ())
     if probe.defect != TIMED_OUT:
         with _OWN_STATE_LOCK:
             _OWN_STATE[key] = probe
     return probe
+
+
+def removals(paths: tuple[str, ...], limit: int = 64 * 1024) -> list[str]:
+    """Pure: ``rm -rf`` commands (the image's rm: toolchain unchanged) removing ``paths``, each under ``limit``
+    bytes (one argument of ``bash -c`` holds at most 128 KiB). ``-r``: a path named like bytecode may be a folder
+    the agent made; its failure to go would be the agent's doing, charged to the infrastructure."""
+    commands, current = [], ""
+    for quoted in (shlex.quote(p) for p in paths):
+        if current and len(current) + len(quoted) + 1 > limit:
+            commands.append(current)
+            current = ""
+        current = (current or "rm -rf --") + " " + quoted
+    return [*commands, current] if current else commands
 
 
 def _drop_image(client, image: str | None) -> None:
