@@ -18,6 +18,7 @@ from support import REPO, SHARED, run_cli
 TASKS = SHARED / "research-data" / "harbor" / "tasks"
 OVERLAYS = REPO / "tasks" / "harbor-overlays"
 NAMES = ("cookbook-simple-task", "tb3tpl-fail-validate-nop", "tb3tpl-fail-validate-oracle")
+BROKEN = "hand-broken-build"
 
 
 def _runs(*rewards: float | None) -> list[HarborRun]:
@@ -51,6 +52,13 @@ def validated(tmp_path_factory, base_image):
     root = tmp_path_factory.mktemp("harbor-validate")
     for name in NAMES:
         shutil.copytree(TASKS / name, root / "src" / name)
+    broken = root / "src" / BROKEN  # its image cannot build: the task's verdict, never a crash of validation
+    for rel, text in {"task.toml": 'version = "1.0"\n', "instruction.md": "Nothing.\n",
+                      "environment/Dockerfile": "FROM debian:bookworm-slim\nRUN exit 3\n",
+                      "tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n",
+                      "solution/solve.sh": "true\n"}.items():
+        (broken / rel).parent.mkdir(parents=True, exist_ok=True)
+        (broken / rel).write_text(text)
     run_cli("packs", "import", "harbor", str(root / "src"), "--out", str(root / "pack"), "--overlays", str(OVERLAYS),
             "--base-map", str(OVERLAYS / "base-map.yaml"), cwd=root)
     done = run_cli("packs", "validate", str(root / "pack"), "--run", "--reruns", "2", "-j", "2", cwd=root, check=False)
@@ -69,7 +77,9 @@ def test_validation_flags_the_fixtures_and_passes_the_sound_task(validated):
     assert reports["tb3tpl-fail-validate-nop"]["rewards"] == {"oracle": [1.0, 1.0], "null": [1.0, 1.0]}
     assert reports["tb3tpl-fail-validate-oracle"]["rewards"] == {"oracle": [0.0, 0.0], "null": [0.0, 0.0]}
     assert {f["check"] for f in reports["tb3tpl-fail-validate-oracle"]["findings"]} == {"validate-oracle"}
-    assert "1/3 ok" in done.stdout
+    broken = json.loads((root / "pack" / "validation" / f"{BROKEN}.json").read_text())
+    assert broken["verdict"] == "env_build_failed" and "exit" in broken["build_log_tail"] + broken["reason"]
+    assert "1/4 ok" in done.stdout
 
 
 @pytest.mark.docker
@@ -77,7 +87,7 @@ def test_validation_flags_the_fixtures_and_passes_the_sound_task(validated):
 def test_a_run_skips_the_invalid_tasks_with_the_reports_reason_and_validation_is_kept(validated):
     root, _ = validated
     again = run_cli("packs", "validate", str(root / "pack"), "--run", "--reruns", "2", cwd=root, check=False)
-    assert "3 task(s) already validated" in again.stdout and again.returncode == 1
+    assert "4 task(s) already validated" in again.stdout and again.returncode == 1
     done = run_cli("run", "-p", str(root / "pack"), "-H", "oracle", "--format", "json", cwd=root, check=False)
     with sqlite3.connect(root / "runs" / "evalharness.db") as db:
         rows = dict(((t, (o, r)) for t, o, r in db.execute("SELECT task_id, outcome, reason FROM trials")))
@@ -85,4 +95,5 @@ def test_a_run_skips_the_invalid_tasks_with_the_reports_reason_and_validation_is
     assert rows["tb3tpl-fail-validate-nop"][0] == "task_error"
     assert rows["tb3tpl-fail-validate-nop"][1].startswith("validation: empty_passes: validate-nop")
     assert rows["tb3tpl-fail-validate-oracle"][1].startswith("validation: gold_fails: validate-oracle")
+    assert rows[BROKEN][1].startswith("validation: env_build_failed")
     assert done.returncode == 1  # task errors: fix the pack

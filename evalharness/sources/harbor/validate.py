@@ -95,8 +95,10 @@ class HarborValidator:
         started = time.monotonic()
         report: dict = {"schema": SCHEMA, "kind": "harbor", "instance_id": task.instance_id,
                         "task_hash": task_hash(self.pack, task), "environment": "harbor", "reruns": self.reruns}
-        try:
-            report["image"] = HarborImages(self.ctx.images).environment(self.pack, task)
+        try:  # both images first: a task that cannot build is the task's verdict, never a crash mid-run
+            images = HarborImages(self.ctx.images)
+            report["image"] = images.environment(self.pack, task)
+            report["verifier_image"] = images.verifier(self.pack, task)
         except TaskError as e:
             tail = getattr(e.__cause__, "log_tail", "") or ""
             return write_report(self.pack, task, {**report, "verdict": "env_build_failed", "reason": e.reason,
