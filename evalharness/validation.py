@@ -17,7 +17,8 @@ listed test must pass every time). The verdict (``decide``, pure) is one of:
 
 Reports are written to ``<pack>/validation/<instance_id>.json`` with a hash of everything the task's
 verdict depends on (the task, its resolved environment, the grader version); a run skips tasks whose
-current report is not ``ok``, and names each one with its reason.
+current report is not ``ok``, and names each one with its reason. A Harbor pack is validated by
+``sources/harbor/validate.py`` (oracle and no-op trials) into reports of the same place and verdicts.
 """
 
 from __future__ import annotations
