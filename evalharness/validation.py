@@ -17,7 +17,8 @@ listed test must pass every time). The verdict (``decide``, pure) is one of:
 
 Reports are written to ``<pack>/validation/<instance_id>.json`` with a hash of everything the task's
 verdict depends on (the task, its resolved environment, the grader version); a run skips tasks whose
-current report is not ``ok``, and names each one with its reason.
+current report is not ``ok``, and names each one with its reason. A Harbor pack is validated by
+``sources/harbor/validate.py`` (oracle and no-op trials) into reports of the same place and verdicts.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from evalharness.errors import ImageBuildError, SandboxError, TaskError
-from evalharness.packs import Pack
+from evalharness.packs import Pack, harbor_parts
 from evalharness.types import Outcome, TaskSpec
 
 VALIDATION_DIR = "validation"
@@ -226,8 +227,17 @@ def likely_cause(outputs: list[str], outcomes: list[str] = ()) -> str | None:
     return None
 
 
+HARBOR_VALIDATION = 1
+"""How a Harbor task is validated (sources/harbor/validate.py); part of its reports' hash."""
+
+
 def task_hash(pack: Pack, task: TaskSpec) -> str:
-    """What a task's verdict depends on: the task itself, its resolved environment and test command."""
+    """What a task's verdict depends on: the task itself, its resolved environment and test command (for a
+    Harbor task: its directory, the pack's overlays and base map, and how it is validated)."""
+    if pack.spec.harbor is not None:
+        tree = hashlib.sha256(b"\0".join(harbor_parts(pack.root, pack.spec.harbor, [task]))).hexdigest()
+        parts = [task.model_dump(mode="json"), "harbor", HARBOR_VALIDATION, tree]
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
     spec = pack.spec_for(task) if pack.recipe_problem(task) is None else None
     parts = [task.model_dump(mode="json"), spec.model_dump(mode="json", exclude={"description", "name"}) if spec else None]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -348,13 +358,18 @@ class Validator:
                    (result.test_output or "")[-3000:], dict(result.all_tests))
 
     def _write(self, task: TaskSpec, report: dict, started: float) -> dict:
-        report["seconds"] = round(time.monotonic() - started, 1)
-        path = report_path(self.pack, task)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-        tmp.replace(path)
-        return report
+        return write_report(self.pack, task, report, started)
+
+
+def write_report(pack: Pack, task: TaskSpec, report: dict, started: float) -> dict:
+    """Write ``report`` (its ``seconds`` since ``started``) atomically to the task's report path; return it."""
+    report["seconds"] = round(time.monotonic() - started, 1)
+    path = report_path(pack, task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return report
 
 
 def _run_json(run: Run, *, tail: bool | None = None) -> dict:

@@ -8,7 +8,10 @@ runs, the validation report, the investigator's configuration) still matches and
 runs again. A task without an environment (``Pack.recipe_problem``: no recipe for its repository and
 version) is still read by the probes that need none (the statement, the patches, a mirror's base code);
 those that need one (``needs_environment``: Docker probes, the investigator, validity) say ``skipped``
-with the reason, kept in the evidence as ``no_environment``. The task's findings file holds every stored finding of the task, not only this run's. A probe that raises is recorded as ``error`` with the
+with the reason, kept in the evidence as ``no_environment``. A probe reads the kinds of pack its ``kinds``
+names (SWE-style ``tasks`` without it); on another kind's task it says ``skipped`` with what it needs
+(evidence ``pack_kind``): on a Harbor pack the patch and test-code probes and the investigator skip, while
+``validity``, ``universal`` and ``harbor_static`` run. The task's findings file holds every stored finding of the task, not only this run's. A probe that raises is recorded as ``error`` with the
 traceback (an audit never stops on one task) and the CLI exits 3 so the run can be repeated.
 """
 
@@ -48,6 +51,23 @@ def _no_environment(task: TaskSpec, name: str, family: str, problem: str, seed: 
     return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
                    reason=f"the task has no environment: {problem}", evidence={"no_environment": problem},
                    inputs_hash=inputs_hash(name, "no_environment", task.model_dump(mode="json"), problem))
+
+
+KIND_NEEDS = {"tasks": "a SWE-style task (a repository at a base commit, gold and test patches)",
+              "harbor": "a Harbor task directory (task.toml, tests/test.sh)"}
+
+
+def reads(probe, kind: str) -> bool:
+    """Does the probe read tasks of a pack of this kind (``tasks`` or ``harbor``)? A probe says so in ``kinds``;
+    without it, SWE-style tasks only."""
+    return kind in getattr(probe, "kinds", ("tasks",))
+
+
+def _other_kind(task: TaskSpec, name: str, family: str, kind: str, wants: str, seed: int = 0) -> Finding:
+    return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
+                   reason=f"{name} reads {KIND_NEEDS.get(wants, wants)}; this is a {kind} pack's task",
+                   evidence={"pack_kind": kind},
+                   inputs_hash=inputs_hash(name, "pack_kind", task.model_dump(mode="json"), kind))
 
 
 def _context_key(needs: str, task: TaskSpec, ctx: AuditContext) -> Any:
@@ -90,11 +110,17 @@ class Auditor:
         return Finding.from_json(row)
 
     def _probe(self, probe, task: TaskSpec) -> tuple[Finding, bool]:
+        kind = self.pack.spec.kind
+        if not reads(probe, kind):
+            wants = next(k for k in KIND_NEEDS if reads(probe, k)) if any(reads(probe, k) for k in KIND_NEEDS) \
+                else "another kind of task"
+            return _other_kind(task, probe.name, probe.family, kind, wants), True
         problem = self.pack.recipe_problem(task)
         if problem is not None and needs_environment(probe):
             return _no_environment(task, probe.name, probe.family, problem), True
         digest = inputs_hash(probe.name, probe.version, task.model_dump(mode="json"),
-                             _context_key(probe.needs, task, self.ctx))
+                             _context_key(probe.needs, task, self.ctx),
+                             *([self.pack.content_hash] if kind == "harbor" else []))  # its task directory
         kept = self._current(task, probe.name, 0, digest)
         if kept is not None:
             return kept, False
@@ -112,6 +138,9 @@ class Auditor:
 
     def _investigate(self, task: TaskSpec) -> list[tuple[Finding, bool]]:
         inv = self.investigator
+        if self.pack.spec.kind != "tasks":
+            return [(_other_kind(task, "investigator", "validity", self.pack.spec.kind, "tasks", s), True)
+                    for s in range(1, inv.seeds + 1)]
         problem = self.pack.recipe_problem(task)
         if problem is not None:
             return [(_no_environment(task, "investigator", "validity", problem, s), True)

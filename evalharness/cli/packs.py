@@ -22,7 +22,8 @@ def packs_cmd() -> None:
 @click.option("--run", "execute", is_flag=True,
               help="Also build every environment and grade each task's empty and gold patches (Docker).")
 @click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
-              help="With --run: gold-patch runs per task (a test that changes status between them is flaky).")
+              help="With --run: gold-patch runs per task (a test that changes status between them is flaky); "
+                   "Harbor packs: oracle runs and no-op runs per task.")
 @click.option("--task", "only", multiple=True, help="With --run: only these task ids (repeatable).")
 @click.option("--workers", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Tasks at once.")
 @click.option("--force", is_flag=True, help="With --run: validate again tasks that have a current report.")
@@ -33,7 +34,9 @@ def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> Non
     Without --run: exit 1 on the first malformed pack. With --run, each task gets a report in
     <pack>/validation/<id>.json: ok, env_build_failed (with the build log's tail), gold_fails (naming
     the tests), empty_passes, flaky (per-test pass rates), gold_does_not_apply, incomplete (a run timed out
-    even after a retry: nothing decided), no_recipe or infra_error.
+    even after a retry: nothing decided), no_recipe or infra_error. A Harbor pack's tasks run the oracle and
+    the no-op --reruns times each: gold_fails when an oracle run's reward is not 1, empty_passes when a no-op
+    run's is not 0, incomplete when a run gave no reward.
     Runs skip tasks whose current report is not ok, and say so. Exit 0 when every task is ok, 1 when
     some task is not, 3 when only the engine failed.
 
@@ -71,14 +74,13 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     from evalharness.sandbox.docker import remove_labelled
     from evalharness.validation import summary, validate_pack
 
-    if pack.spec.kind == "harbor":
-        raise UserError(f"packs validate --run does not run Harbor packs yet ({pack.name})",
-                        f"check them with: evalharness run -p {pack.root} -H oracle -H null --seeds 2 "
-                        "(oracle must reach reward 1, null 0)")
     unknown = sorted(set(only) - {t.instance_id for t in pack.tasks})
     if unknown:
         raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
-    client, run_id, _, _, validator = grading_validator(pack, "validate", reruns=reruns, ca_bundle=ca_bundle)
+    if pack.spec.kind == "harbor":
+        client, run_id, validator = _harbor_validator(pack, reruns, ca_bundle)
+    else:
+        client, run_id, _, _, validator = grading_validator(pack, "validate", reruns=reruns, ca_bundle=ca_bundle)
     tasks = [t for t in pack.tasks if not only or t.instance_id in only]
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -97,6 +99,24 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     if verdicts <= {"ok"}:
         return 0
     return 3 if verdicts <= {"ok", "infra_error"} else 1
+
+
+def _harbor_validator(pack, reruns, ca_bundle):
+    """A Harbor pack's validator: its oracle and null trials run as `evalharness run` runs them."""
+    import time
+
+    from evalharness.sandbox.base import Limits
+    from evalharness.sandbox.engine import docker_client
+    from evalharness.sandbox.images import ImageBuilder
+    from evalharness.sources.harbor.validate import HarborValidator
+    from evalharness.trial import TrialContext
+    from evalharness.types import Budget
+
+    client = docker_client()
+    run_id = time.strftime("validate-%Y%m%d-%H%M%S")
+    ctx = TrialContext(run_id, pack, client, ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo), Budget(),
+                       Limits())
+    return client, run_id, HarborValidator(pack, ctx, reruns=reruns, log=click.echo)
 
 
 @packs_cmd.command("import")

@@ -24,6 +24,9 @@ class Probe(Protocol):
     """``task`` (pure), ``base`` (the code at base), ``runs`` (stored runs), ``predictions`` (agents' predictions),
     ``docker`` or ``model``."""
 
+    # kinds: tuple[str, ...]  (optional) the pack kinds the probe reads ("tasks", "harbor"); without it "tasks"
+    # only: the audit says skipped, with the reason, on another kind's task (audit.pipeline.reads)
+
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding: ...
 
 
@@ -37,7 +40,7 @@ def register(probe: Probe) -> Probe:
     return probe
 
 
-MODULES = ("validity", "statement", "environment", "universal", "agents", "mutants")
+MODULES = ("validity", "harbor", "statement", "environment", "universal", "agents", "mutants")
 """Probe modules, imported (so they register) in the order an audit runs them."""
 
 

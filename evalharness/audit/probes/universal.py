@@ -26,6 +26,7 @@ class UniversalProbe:
     family: str = "universal_failure"
     version: int = 1
     needs: str = "runs"
+    kinds: tuple = ("tasks", "harbor")
 
     @property
     def rule(self) -> str:

@@ -22,8 +22,10 @@ def separate_verifier(task: HarborTask) -> list[StaticFinding]:
     cfg = task.config
     if not cfg.verifier.separate:
         return [StaticFinding("separate-verifier", 2,
-            "the verifier runs in the container the agent controlled (shared mode): the agent can write the reward "
-            'or replace a tool the verifier calls; set [verifier] environment_mode = "separate" with a tests/Dockerfile',
+            "shared mode: when Harbor runs this task, its verifier runs in the container the agent controlled, so "
+            "the agent can write the reward or replace a tool the verifier calls (evalharness's own run never does "
+            "this: its verifier runs in a fresh container after the agent's processes end); for Harbor users, set "
+            '[verifier] environment_mode = "separate" with a tests/Dockerfile',
             (toml_line(task, "environment_mode", "verifier"),))]
     found = []
     extra = cfg.verifier.model_extra or {}
