@@ -66,7 +66,8 @@ def test_the_shared_mode_finding_puts_the_risk_on_harbors_run_not_evalharnesss(a
     [shared] = findings["tb3tpl-fail-static-separate-verifier"]["harbor_static"]["evidence"]["checks"][
         "separate-verifier"]
     assert "when Harbor runs this task" in shared["reason"]
-    assert "evalharness's own run never does this" in shared["reason"]
+    assert "a program of the agent's that test.sh runs still runs as root beside the reward" in shared["reason"]
+    assert shared["severity"] == 1  # noted, never a flag at the default --min-severity 2
     mended = findings["tb3tpl-fail-static-allow-internet"]["harbor_static"]  # the overlay drops the download
     assert "allow-internet" in mended["evidence"]["mended_by_overlays"] and "overlays mend" in mended["reason"]
 

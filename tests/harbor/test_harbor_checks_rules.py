@@ -111,7 +111,7 @@ def test_trial_network_fetch_only_in_separate_mode(tmp_path):
 
 
 def test_separate_verifier_rules(tmp_path):
-    assert found(make(tmp_path), "separate-verifier")[0].severity == 2  # shared mode
+    assert found(make(tmp_path), "separate-verifier")[0].severity == 1  # shared mode: noted, not a defect
     toml = 'artifacts = ["/root/results/out.json"]\n[verifier]\nenvironment_mode = "separate"\n'
     bare = {"tests/Dockerfile": "FROM python:3.12\nRUN pip install pytest==8.4.1\n"}
     reasons = [f.reason for f in found(make(tmp_path, toml, files=bare), "separate-verifier")]

@@ -97,3 +97,10 @@ def test_a_run_skips_the_invalid_tasks_with_the_reports_reason_and_validation_is
     assert rows["tb3tpl-fail-validate-oracle"][1].startswith("validation: gold_fails: validate-oracle")
     assert rows[BROKEN][1].startswith("validation: env_build_failed")
     assert done.returncode == 1  # task errors: fix the pack
+
+
+def test_an_oracle_whose_own_run_is_tampered_makes_the_task_fail_never_incomplete():
+    tampered = HarborRun("tampered", "the agent changed what the verifier would run: added /usr/local/bin/tool", None)
+    verdict, reason, _ = decide([tampered, tampered], _runs(0.0, 0.0))
+    assert verdict == "gold_fails" and "separate verifier" in reason and "/usr/local/bin/tool" in reason
+    assert decide(_runs(None, None), _runs(0.0, 0.0))[0] == "incomplete"  # no reward for another reason: undecided

@@ -21,11 +21,12 @@ def separate_verifier(task: HarborTask) -> list[StaticFinding]:
     (A ``"shared"`` mode with a ``[verifier.environment]`` table is refused when the task is read.)"""
     cfg = task.config
     if not cfg.verifier.separate:
-        return [StaticFinding("separate-verifier", 2,
+        return [StaticFinding("separate-verifier", 1,
             "shared mode: when Harbor runs this task, its verifier runs in the container the agent controlled, so "
-            "the agent can write the reward or replace a tool the verifier calls (evalharness's own run never does "
-            "this: its verifier runs in a fresh container after the agent's processes end); for Harbor users, set "
-            '[verifier] environment_mode = "separate" with a tests/Dockerfile',
+            "the agent can write the reward or replace a tool the verifier calls; evalharness runs it in a fresh "
+            "container over a snapshot (the agent's processes gone, toolchain changes refused), but a program of the "
+            "agent's that test.sh runs still runs as root beside the reward (docs/threat-model.md, Harbor tasks); "
+            'set [verifier] environment_mode = "separate" with a tests/Dockerfile',
             (toml_line(task, "environment_mode", "verifier"),))]
     found = []
     extra = cfg.verifier.model_extra or {}

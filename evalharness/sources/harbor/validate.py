@@ -8,7 +8,8 @@ verdict names of ``validation`` (so ``invalid_reason`` makes a run skip the task
 probe reads it):
 
 - ``ok``: oracle 1 and no-op 0 on every run;
-- ``gold_fails``: an oracle run scored other than 1, or the task has no solution/solve.sh;
+- ``gold_fails``: an oracle run scored other than 1, was ``tampered`` (its solution changes a shared verifier's
+  toolchain, which no honest agent may do here), or the task has no solution/solve.sh;
 - ``empty_passes``: a no-op run scored other than 0 (its tests pass without any work);
 - ``incomplete``: some run gave no reward and none scored wrong: nothing decided, validated again next time;
 - ``env_build_failed`` / ``infra_error``: as for every pack.
@@ -58,6 +59,10 @@ def decide(oracle: list[HarborRun], null: list[HarborRun], *, has_solution: bool
         wrong = [f for f in findings if f.check == check and f.severity == 3]
         if wrong:
             return VERDICT_OF[check], f"{check}: {wrong[0].reason} ({_rewards(oracle, null)})", as_json
+    tampered = [r for r in oracle if r.outcome == Outcome.TAMPERED.value]
+    if tampered:  # the task's own solution cannot pass evalharness's rule: no honest agent can either
+        return "gold_fails", ("the oracle's own run is tampered (its solution changes what the shared verifier "
+                              f"runs: {tampered[0].reason[:200]}); give the task a separate verifier"), as_json
     if findings:
         runs = [r for r in [*oracle, *null] if r.reward is None]
         what = f"; first: {runs[0].outcome}: {runs[0].reason[:200]}" if runs else ""
