@@ -175,11 +175,13 @@ class HarborContainer:
             return None
         except ERRORS as e:
             raise SandboxError(f"could not copy {path} out: {e}") from e
-        data = bytearray()
-        for chunk in bits:
-            data += chunk
-            if len(data) > max_bytes:
-                raise SandboxError(f"{path} is over {max_bytes} bytes")
+        data, size = bytearray(), 0
+        for chunk in bits:  # read to the end even when over the cap: an unread stream keeps the container busy
+            size += len(chunk)
+            if size <= max_bytes:
+                data += chunk
+        if size > max_bytes:
+            raise SandboxError(f"{path} is over {max_bytes} bytes")
         return bytes(data)
 
     def read_file(self, path: str, max_bytes: int = 1024 * 1024) -> bytes | None:

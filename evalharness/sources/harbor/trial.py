@@ -137,12 +137,21 @@ def _workdir_patch(ctx, task, image: str, box, workdir: str, engine_diff, trial_
     if not changed:
         return b""
     base = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="diff", env={},
-                           **_limits(ctx, task))
+                           own_entrypoint=False, **_limits(ctx, task))
     try:
-        return unified_patch(changed, lambda p: base.read_file(p, MAX_FILE + 1),
-                             lambda p: box.read_file(p, MAX_FILE + 1), workdir).encode()
+        base.start()  # read from a started container (sleep alone): the engine hung removing never-started ones
+        return unified_patch(changed, lambda p: _shown(base, p), lambda p: _shown(box, p), workdir).encode()
     finally:
         base.remove()
+
+
+def _shown(box, path: str) -> bytes | None:
+    """A file's bytes for patch.diff; None for what cannot be shown (a folder, a file far over the cap): the
+    review copy never fails a trial (a SandboxError here would charge the agent's folder to the machine)."""
+    try:
+        return box.read_file(path, MAX_FILE + 1)
+    except SandboxError:
+        return None
 
 
 def _verify(ctx, trial, task: HarborTask, image: str, workdir: str, carried, trial_id,
