@@ -14,6 +14,13 @@ QUICKSTART = REPO / "tasks" / "quickstart"
 EVALHARNESS = [sys.executable, "-m", "evalharness.cli"]
 
 
+def write_file(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write ``text`` at ``path`` (parents made) with file mode ``mode``: a hand-made task's files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+
+
 def run_cli(*args: str, cwd: Path, timeout: float = 900, check: bool = True,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}

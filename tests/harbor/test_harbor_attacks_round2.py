@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support import run_cli
+from support import run_cli, write_file
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASK = "run-code"
@@ -64,35 +64,29 @@ ATTACKS = {
 }
 
 
-def _write(path: Path, text: str, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
-
-
 def _tasks(root: Path) -> None:
     """Each task in a folder of its own under ``root`` (one pack each)."""
     task = root / TASK / TASK
-    _write(task / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 8.0\n[agent]\ntimeout_sec = 120.0\n'
+    write_file(task / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 8.0\n[agent]\ntimeout_sec = 120.0\n'
                                '[environment]\nallow_internet = false\n')
-    _write(task / "instruction.md", "Write /app/solution.py, a program printing 42.\n")
-    _write(task / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
-    _write(task / "tests" / "test.sh", TEST_SH, 0o755)
-    _write(task / "solution" / "solve.sh", "#!/bin/bash\necho 'print(42)' > /app/solution.py\n", 0o755)
+    write_file(task / "instruction.md", "Write /app/solution.py, a program printing 42.\n")
+    write_file(task / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    write_file(task / "tests" / "test.sh", TEST_SH, 0o755)
+    write_file(task / "solution" / "solve.sh", "#!/bin/bash\necho 'print(42)' > /app/solution.py\n", 0o755)
     at_root = root / ROOT_WORKDIR / ROOT_WORKDIR  # the same image; the task works in / (as one without WORKDIR does)
-    _write(at_root / "task.toml", (task / "task.toml").read_text() + 'workdir = "/"\n')
+    write_file(at_root / "task.toml", (task / "task.toml").read_text() + 'workdir = "/"\n')
     for name in ("instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
-        _write(at_root / name, (task / name).read_text(), (task / name).stat().st_mode & 0o777)
+        write_file(at_root / name, (task / name).read_text(), (task / name).stat().st_mode & 0o777)
     separate = root / SEPARATE / SEPARATE
-    _write(separate / "task.toml", 'schema_version = "1.3"\nartifacts = ["/app/out.txt"]\n[verifier]\n'
+    write_file(separate / "task.toml", 'schema_version = "1.3"\nartifacts = ["/app/out.txt"]\n[verifier]\n'
                                    'timeout_sec = 15.0\nenvironment_mode = "separate"\n[agent]\ntimeout_sec = 120.0\n'
                                    '[environment]\nallow_internet = false\n')
-    _write(separate / "instruction.md", "Write the answer, 42, to /app/out.txt.\n")
-    _write(separate / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
-    _write(separate / "tests" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
-    _write(separate / "tests" / "test.sh", SEPARATE_TEST_SH, 0o755)
-    _write(separate / "tests" / "expected.txt", "42\n")
-    _write(separate / "solution" / "solve.sh", "#!/bin/bash\necho 42 > /app/out.txt\n", 0o755)
+    write_file(separate / "instruction.md", "Write the answer, 42, to /app/out.txt.\n")
+    write_file(separate / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    write_file(separate / "tests" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    write_file(separate / "tests" / "test.sh", SEPARATE_TEST_SH, 0o755)
+    write_file(separate / "tests" / "expected.txt", "42\n")
+    write_file(separate / "solution" / "solve.sh", "#!/bin/bash\necho 42 > /app/out.txt\n", 0o755)
 
 
 RUNS = {TASK: [*ATTACKS], ROOT_WORKDIR: ["fake-python", "honest"], SEPARATE: ["link-expected", "hardlinks", "honest"]}

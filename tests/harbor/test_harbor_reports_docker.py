@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import run_cli
+from support import run_cli, write_file
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -26,20 +26,14 @@ LINES = {"two": 2, "three": 3}
 """Harness name -> words it writes: rewards 2/4 and 2/5 against 3/4 and 3/5, every seed alike."""
 
 
-def _write(path: Path, text: str, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
-
-
 def _task(root: Path, name: str, check: str) -> None:
-    _write(root / name / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n'
+    write_file(root / name / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n'
                                       '[environment]\nallow_internet = false\n')
-    _write(root / name / "instruction.md", "Write four words into /app/answer.txt.\n")
-    _write(root / name / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
-    _write(root / name / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
-    _write(root / name / "tests" / "check.py", check)
-    _write(root / name / "solution" / "solve.sh", "#!/bin/bash\necho a b c d > /app/answer.txt\n", 0o755)
+    write_file(root / name / "instruction.md", "Write four words into /app/answer.txt.\n")
+    write_file(root / name / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    write_file(root / name / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
+    write_file(root / name / "tests" / "check.py", check)
+    write_file(root / name / "solution" / "solve.sh", "#!/bin/bash\necho a b c d > /app/answer.txt\n", 0o755)
 
 
 def _rows(root: Path, run_id: str) -> dict[tuple[str, str, int], dict]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO, SHARED, run_cli
+from support import REPO, SHARED, run_cli, write_file
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASKS = SHARED / "research-data" / "harbor" / "tasks"
@@ -66,33 +66,27 @@ CONFTEST = {"conftest-root": f"cat > /conftest.py <<'EOF'\n{PASS_ALL}EOF",  # py
             "conftest-workdir": f"cat > /app/conftest.py <<'EOF'\n{PASS_ALL}EOF"}  # and not from the work directory
 
 
-def _write(path: Path, text: str, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(mode)
-
-
 def _hand_tasks(root: Path) -> Path:
     shared = root / "answer-shared"
-    _write(shared / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n'
+    write_file(shared / "task.toml", 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n'
                                  '[environment]\nallow_internet = false\n')
-    _write(shared / "instruction.md", "Write the word solved into /app/answer.txt.\n")
-    _write(shared / "environment" / "Dockerfile", "FROM debian:bookworm-slim\n" + HELPER + "WORKDIR /app\n"
+    write_file(shared / "instruction.md", "Write the word solved into /app/answer.txt.\n")
+    write_file(shared / "environment" / "Dockerfile", "FROM debian:bookworm-slim\n" + HELPER + "WORKDIR /app\n"
            "COPY entrypoint.sh /app/entrypoint.sh\nENTRYPOINT [\"/app/entrypoint.sh\"]\n")
-    _write(shared / "environment" / "entrypoint.sh", '#!/bin/sh\nexec "$@"\n', 0o755)
-    _write(shared / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
-    _write(shared / "tests" / "check.py", CHECK)
-    _write(shared / "solution" / "solve.sh", "#!/bin/bash\necho solved > /app/answer.txt\n", 0o755)
+    write_file(shared / "environment" / "entrypoint.sh", '#!/bin/sh\nexec "$@"\n', 0o755)
+    write_file(shared / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
+    write_file(shared / "tests" / "check.py", CHECK)
+    write_file(shared / "solution" / "solve.sh", "#!/bin/bash\necho solved > /app/answer.txt\n", 0o755)
     separate = root / "stats-separate"
-    _write(separate / "task.toml", 'schema_version = "1.3"\nartifacts = ["/app/out.json"]\n'
+    write_file(separate / "task.toml", 'schema_version = "1.3"\nartifacts = ["/app/out.json"]\n'
                                    '[verifier]\ntimeout_sec = 60.0\nenvironment_mode = "separate"\n'
                                    '[agent]\ntimeout_sec = 60.0\n[environment]\nallow_internet = false\n')
-    _write(separate / "instruction.md", "Write {\"mean\": 2.5, \"count\": 4} for 1 2 3 4 to /app/out.json.\n")
-    _write(separate / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
-    _write(separate / "tests" / "Dockerfile", "FROM debian:bookworm-slim\nCOPY . /tests/\n")
-    _write(separate / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
-    _write(separate / "tests" / "check.py", SEPARATE_CHECK)
-    _write(separate / "solution" / "solve.sh", "#!/bin/bash\necho '{\"mean\": 2.5, \"count\": 4}' > /app/out.json\n",
+    write_file(separate / "instruction.md", "Write {\"mean\": 2.5, \"count\": 4} for 1 2 3 4 to /app/out.json.\n")
+    write_file(separate / "environment" / "Dockerfile", "FROM debian:bookworm-slim\nWORKDIR /app\n")
+    write_file(separate / "tests" / "Dockerfile", "FROM debian:bookworm-slim\nCOPY . /tests/\n")
+    write_file(separate / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check.py\n", 0o755)
+    write_file(separate / "tests" / "check.py", SEPARATE_CHECK)
+    write_file(separate / "solution" / "solve.sh", "#!/bin/bash\necho '{\"mean\": 2.5, \"count\": 4}' > /app/out.json\n",
            0o755)
     return root
 
