@@ -20,7 +20,7 @@ from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
 from evalharness.redact import REDACTED, redact, secrets_of
 from evalharness.sandbox.images import ImageBuilder
-from evalharness.sources.harbor.trial import run_harbor_trial
+from evalharness.sources.harbor.run.trial import run_harbor_trial
 from evalharness.trajectory import document as trajectory_document
 from evalharness.types import NO_MODEL, AgentResult, Budget, Flag, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
 

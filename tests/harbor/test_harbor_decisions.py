@@ -13,7 +13,7 @@ from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, O
                                                attribute, parse_reward, reward_from_dict)
 from evalharness.sources.harbor.links import into_verifier, link_commands
 from evalharness.sources.harbor.tamper import classify, tampered
-from evalharness.sources.harbor.trial import removals
+from evalharness.sources.harbor.run.trial import removals
 from evalharness.errors import UserError
 from evalharness.types import Outcome
 

@@ -129,7 +129,7 @@ class HarborValidator:
     def _run(self, task: TaskSpec, side: str, seed: int) -> HarborRun:
         """One trial of ``side``; an engine failure is tried once more, then raised (the task's infra_error)."""
         from evalharness.trial import Trial
-        from evalharness.sources.harbor.trial import run_harbor_trial
+        from evalharness.sources.harbor.run.trial import run_harbor_trial
 
         trial = Trial(task, load_harness(side), None, seed)
         t0 = time.monotonic()

@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timezone
 
 from evalharness.errors import SandboxError
-from evalharness.sources.harbor.agent import prepare, run_agent
+from evalharness.sources.harbor.run.agent import prepare, run_agent
 from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
 from evalharness.sources.harbor.links import carried_links, links_into_verifier
