@@ -9,10 +9,10 @@ import pytest
 
 from evalharness.sources.harbor.basemap import (DEFAULT_MAP, choose_base, copy_from_images, from_images, load_map,
                                                 map_image, rewrite_from)
-from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
-                                               attribute, parse_reward, reward_from_dict)
-from evalharness.sources.harbor.links import into_verifier, link_commands
-from evalharness.sources.harbor.tamper import classify, tampered
+from evalharness.sources.harbor.run.links import into_verifier, link_commands
+from evalharness.sources.harbor.run.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
+                                                   attribute, parse_reward, reward_from_dict)
+from evalharness.sources.harbor.run.tamper import classify, tampered
 from evalharness.sources.harbor.run.trial import removals
 from evalharness.errors import UserError
 from evalharness.types import Outcome

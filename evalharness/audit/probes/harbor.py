@@ -39,9 +39,9 @@ class HarborStaticProbe:
         "Whether the oracle truly fails or the no-op truly passes is the validity probe's (packs validate --run).")
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
-        from evalharness.sources.harbor.build import harbor_task
         from evalharness.sources.harbor.checks import static_checks
         from evalharness.sources.harbor.model import HarborTask
+        from evalharness.sources.harbor.run.build import harbor_task
 
         spec = ctx.pack.spec.harbor
         found = static_checks(HarborTask.load(ctx.pack.root / spec.tasks_dir / task.instance_id))

@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 import tarfile
 
-from evalharness.sources.harbor.container import HarborContainer, dir_tar
 from evalharness.sources.harbor.model import HarborTask
+from evalharness.sources.harbor.run.container import HarborContainer, dir_tar
 from evalharness.types import AgentResult, Usage
 
 INSTRUCTION = "/logs/agent/instruction.md"

@@ -18,10 +18,10 @@ from evalharness.errors import SandboxError, TaskError
 from evalharness.packs import Pack
 from evalharness.sandbox.images import BuildContext, ImageBuilder, require_base
 from evalharness.sources.harbor.basemap import LOCAL_BASE, choose_base, from_images, load_map, prelude, rewrite_from
-from evalharness.sources.harbor.container import ERRORS
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.overlays import apply_overlays, overlay_patches
 from evalharness.sources.harbor.pulls import present, pull
+from evalharness.sources.harbor.run.container import ERRORS
 from evalharness.types import TaskSpec
 
 _lock = threading.Lock()
