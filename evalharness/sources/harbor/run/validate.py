@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 from evalharness.errors import ImageBuildError, PrerequisiteError, SandboxError, TaskError
 from evalharness.harness.registry import load_harness
-from evalharness.sources.harbor.run.build import HarborImages, harbor_task
-from evalharness.sources.harbor.checks import validation_findings
+from evalharness.sources.harbor.checks.checks import validation_findings
 from evalharness.sources.harbor.importer import REWARD_TEST
+from evalharness.sources.harbor.run.build import HarborImages, harbor_task
 from evalharness.types import Outcome, TaskSpec
 from evalharness.validation import SCHEMA, Log, task_hash, write_report
 
