@@ -84,7 +84,7 @@ class HarborImages:
         ctx = self._context(pack, folder, dockerfile.read_text(), spec.instance_id)
         tag = f"evalharness/harbor-{role}.{pack.name.lower()}:{ctx.digest(spec.instance_id, role)}"
         labels = {"evalharness.pack": pack.name, "evalharness.task": spec.instance_id}
-        return self.builder._ensure(tag, ctx, task.config.environment.build_timeout_sec, labels)
+        return self.builder.ensure_image(tag, ctx, task.config.environment.build_timeout_sec, labels)
 
     def environment(self, pack: Pack, spec: TaskSpec) -> str:
         task = harbor_task(pack, spec)
