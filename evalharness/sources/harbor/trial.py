@@ -37,7 +37,7 @@ def _now() -> datetime:
 
 def run_harbor_trial(ctx, trial):
     """A TrialOutput (evalharness.trial) for ``trial`` of a Harbor pack; SandboxError for the caller to retry."""
-    from evalharness.trial import TrialOutput
+    from evalharness.trial import TrialOutput, ungraded_outcome
 
     started, log, timings = _now(), [], {}
     t0 = time.monotonic()
@@ -53,10 +53,12 @@ def run_harbor_trial(ctx, trial):
                                                             separate=verifier_image is not None)
     timings["agent_s"] = time.monotonic() - t0
     flags = _flags(changes)
-    if agent.exit_status == "error":
+    ungraded = ungraded_outcome(None, agent)  # a budget, a harness error, a dead model endpoint: not verified
+    if ungraded is not None:
         _drop_image(ctx.client, snapshot)
-        return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
-                           timings, log, flags=flags, patch=patch)
+        log.append(f"not verified: {ungraded.reason}")
+        return TrialOutput(ungraded.outcome, ungraded.reason, agent, None, started, _now(), timings, log,
+                           flags=sorted({*flags, *ungraded.flags}), patch=patch)
     if tampered(changes, shared_verifier=verifier_image is None):
         _drop_image(ctx.client, snapshot)
         reason = ("the agent changed what the verifier would run in its filesystem: "
@@ -90,6 +92,13 @@ def run_harbor_trial(ctx, trial):
                        reward=record, files={"verifier_output.txt": output, **raw}, patch=patch)
 
 
+def _verified(agent: AgentResult) -> bool:
+    """Whether the agent's run ended in a state the verifier judges (not a budget, harness or endpoint failure)."""
+    from evalharness.trial import ungraded_outcome
+
+    return ungraded_outcome(None, agent) is None
+
+
 def _flags(changes: Changes) -> list[str]:
     flags = set()
     if changes.outside:
@@ -116,7 +125,7 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         prepare(box, task)
         box.start()
         log.append(f"agent container {box.container.id[:12]}")
-        agent = run_agent(box, task, trial.harness, trial.model, workdir, ctx.budget.max_wall_s)
+        agent = run_agent(box, task, trial, ctx.budget, workdir, log)
         box.stop()  # every process the agent left ends here, before anything is read or verified
         engine_diff = box.changes()
         changes = classify(engine_diff, workdir, tuple(task.config.artifacts))
@@ -124,7 +133,7 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         if changes.outside or changes.toolchain:
             log.append("changed outside the work directory: " + ", ".join([*changes.toolchain, *changes.outside][:20]))
         carried = [(path, box.get_tar(path)) for path in [ARTIFACTS, *task.config.artifacts]] if separate else []
-        snapshot = None if separate or agent.exit_status == "error" else box.snapshot()
+        snapshot = None if separate or not _verified(agent) else box.snapshot()
         return agent, changes, carried, snapshot, patch
     finally:
         box.remove()
