@@ -3,8 +3,10 @@ runs on the host (``minimal``, ``mini-swe-agent``): their model calls leave from
 and their commands run in the environment container as root (Harbor's agent user) in the task's work directory.
 
 Each command is cut by the container's own ``timeout`` at its limit; one that outlives a further grace period
-stops the container, and every later command is told so (the agent's doing, never the machine's). A command
-started after the trial's deadline raises BudgetExhausted, as the Python packs' sandbox does."""
+stops the container, and every later command is told so (the agent's doing, never the machine's), as it is when
+the agent's own processes end the container (``kill -KILL -1`` as root ends its ``sleep``). A command started
+after the trial's deadline raises BudgetExhausted, as the Python packs' sandbox does. ``shared`` are the harness's
+shared folders (``sandbox_options()``: container path -> host folder, mounted read-only), e.g. the model relay's."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import shlex
 import tarfile
 import time
 
-from evalharness.errors import BudgetExhausted
+from pathlib import Path
+
+from evalharness.errors import BudgetExhausted, SandboxError
 from evalharness.sources.harbor.container import HarborContainer
 from evalharness.types import ExecResult
 
@@ -23,6 +27,7 @@ GRACE_S = 30.0
 stops the container."""
 STOPPED = ("the environment container was stopped: a command outlived its time limit by {grace:g} s; "
            "no later command can run")
+ENDED = "the environment container has stopped: the agent's processes ended it; no later command can run"
 _DIFF = "git -C {workdir} rev-parse --is-inside-work-tree >/dev/null 2>&1 && git -C {workdir} diff --no-color HEAD 2>/dev/null"
 
 
@@ -30,11 +35,30 @@ class HarborSandbox:
     """``SandboxLike`` over the agent's HarborContainer (started). ``deadline``: time.monotonic() value or None."""
 
     def __init__(self, box: HarborContainer, workdir: str, *, env: dict[str, str], deadline: float | None,
-                 wall_budget: float = 0.0, default_timeout: float = 120.0):
+                 wall_budget: float = 0.0, default_timeout: float = 120.0, shared: dict[str, Path] | None = None):
         self.box, self.workdir, self.env = box, workdir, dict(env)
         self.deadline, self.wall_budget, self.default_timeout = deadline, wall_budget, default_timeout
-        self.stopped = False
+        self.shared = dict(shared or {})
+        self.stopped: str | None = None
+        """Why no command can run any more (None while the container runs)."""
         self._has_timeout: bool | None = None
+
+    def shared_dir(self, container_path: str) -> Path:
+        """The host folder mounted read-only at ``container_path``."""
+        if container_path not in self.shared:
+            raise SandboxError(f"{container_path} is not a shared folder of this container "
+                               f"(shared: {', '.join(self.shared) or 'none'})")
+        return self.shared[container_path]
+
+    def _run(self, command: str, **kwargs):
+        """``box.exec``; an exec refused because the agent's processes ended the container is the agent's."""
+        try:
+            return self.box.exec(command, **kwargs)
+        except SandboxError:
+            if self.box.running():
+                raise  # the engine failed: the machine's
+            self.stopped = ENDED
+            return None
 
     def exec(self, command: str, *, timeout: float | None = None, env: dict[str, str] | None = None,
              user: str | None = None, workdir: str | None = None) -> ExecResult:
@@ -45,33 +69,33 @@ class HarborSandbox:
             if remaining <= 0:
                 raise BudgetExhausted("wall_s", self.wall_budget, self.wall_budget - remaining)
             limit = min(limit, remaining)
-        if self.stopped:
-            return ExecResult(exit_code=-1, output=STOPPED.format(grace=GRACE_S), timed_out=True)
         limit = max(limit, 0.1)
         wrapped = (f"timeout -k 5 {limit:.1f} bash -c {shlex.quote(command)}" if self._timeout_available()
                    else command)
         started = time.monotonic()
-        done = self.box.exec(wrapped, workdir=workdir or self.workdir, env={**self.env, **(env or {})} or None,
-                             timeout=limit + GRACE_S)
+        done = None if self.stopped else self._run(wrapped, workdir=workdir or self.workdir,
+                                                  env={**self.env, **(env or {})} or None, timeout=limit + GRACE_S)
         elapsed = time.monotonic() - started
-        if done.timed_out:  # the host stopped the container: every process of the agent ended with it
-            self.stopped = True
-            return ExecResult(exit_code=-1, output=STOPPED.format(grace=GRACE_S), timed_out=True, duration_s=elapsed)
+        if done is not None and done.timed_out:  # the host stopped the container: the agent's processes with it
+            self.stopped = STOPPED.format(grace=GRACE_S)
+        if self.stopped:
+            return ExecResult(exit_code=-1, output=self.stopped, timed_out=True, duration_s=elapsed)
         cut = done.exit_code in (124, 137) and elapsed >= limit - 0.5
         return ExecResult(exit_code=done.exit_code, output=done.output, timed_out=cut, duration_s=elapsed)
 
     def _timeout_available(self) -> bool:
-        if self._has_timeout is None:
-            probe = self.box.exec("command -v timeout >/dev/null", workdir="/", timeout=30)
-            self._has_timeout = probe.exit_code == 0 and not probe.timed_out
-        return self._has_timeout
+        if self._has_timeout is None and not self.stopped:
+            probe = self._run("command -v timeout >/dev/null", workdir="/", timeout=30)
+            self._has_timeout = probe is not None and probe.exit_code == 0 and not probe.timed_out
+        return bool(self._has_timeout)
 
     def write_file(self, path: str, content: str | bytes) -> None:
         """Through the engine's archive API into the folder (made first by the agent's own ``mkdir``)."""
         data = content.encode() if isinstance(content, str) else content
         full = posixpath.join(self.workdir, path)
         folder = posixpath.dirname(full) or "/"
-        self.box.exec(f"mkdir -p {shlex.quote(folder)}", workdir="/", timeout=30)
+        if self.stopped or self._run(f"mkdir -p {shlex.quote(folder)}", workdir="/", timeout=30) is None:
+            raise FileNotFoundError(f"{full}: {self.stopped}")
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
             info = tarfile.TarInfo(posixpath.basename(full))
@@ -88,7 +112,6 @@ class HarborSandbox:
     def diff(self) -> str:
         """The work directory's change for the harness to show its model, when it is a git work tree (else "").
         Never graded: the verifier decides the trial, and patch.diff is derived after the agent has stopped."""
-        if self.stopped:
-            return ""
-        done = self.box.exec(_DIFF.format(workdir=shlex.quote(self.workdir)), workdir="/", timeout=60)
-        return done.output if done.exit_code == 0 and not done.timed_out else ""
+        done = None if self.stopped else self._run(_DIFF.format(workdir=shlex.quote(self.workdir)), workdir="/",
+                                                   timeout=60)
+        return done.output if done is not None and done.exit_code == 0 and not done.timed_out else ""

@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timezone
 
 from evalharness.errors import SandboxError
-from evalharness.sources.harbor.agent import prepare, run_agent
+from evalharness.sources.harbor.agent import prepare, remove_shared, run_agent, shared_folders
 from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
 from evalharness.sources.harbor.links import carried_links, links_into_verifier
@@ -45,11 +45,14 @@ def run_harbor_trial(ctx, trial):
     task = harbor_task(ctx.pack, trial.task)
     env_image, verifier_image = images.environment(ctx.pack, trial.task), images.verifier(ctx.pack, trial.task)
     workdir = workdir_of(ctx.client, env_image, task)
+    steps = list(getattr(trial.harness, "image_layer", lambda: [])())  # a harness's install steps: its own tier
+    agent_image = images.harness(ctx.pack, trial.task, env_image, steps, workdir) if steps else env_image
     timings["image_s"] = time.monotonic() - t0
-    log += [*images.notes, f"image {env_image}" + (f", verifier image {verifier_image}" if verifier_image else "")]
+    log += [*images.notes, f"image {env_image}" + (f", agent image {agent_image}" if steps else "")
+            + (f", verifier image {verifier_image}" if verifier_image else "")]
     trial_id = trial.trial_id(ctx.pack.name)
     t0 = time.monotonic()
-    agent, changes, carried, snapshot, patch = _agent_phase(ctx, trial, task, env_image, workdir, trial_id, log,
+    agent, changes, carried, snapshot, patch = _agent_phase(ctx, trial, task, agent_image, workdir, trial_id, log,
                                                             separate=verifier_image is not None)
     timings["agent_s"] = time.monotonic() - t0
     flags = _flags(changes)
@@ -119,13 +122,18 @@ def _limits(ctx, task: HarborTask) -> dict:
 def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
     """Run the agent, stop its container, read its changes; (agent result, changes, files carried to a separate
     verifier, snapshot image of a shared one or None, the work directory's patch)."""
-    box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
-                          env=dict(task.config.environment.env), **_limits(ctx, task))
+    shared = shared_folders(trial.harness)  # e.g. the model relay's socket folder, mounted read-only
+    try:
+        box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
+                              env=dict(task.config.environment.env), binds=shared, **_limits(ctx, task))
+    except SandboxError:
+        remove_shared(shared)
+        raise
     try:
         prepare(box, task)
         box.start()
         log.append(f"agent container {box.container.id[:12]}")
-        agent = run_agent(box, task, trial, ctx.budget, workdir, log)
+        agent = run_agent(box, task, trial, ctx.budget, workdir, log, shared)
         box.stop()  # every process the agent left ends here, before anything is read or verified
         engine_diff = box.changes()
         changes = classify(engine_diff, workdir, tuple(task.config.artifacts))
@@ -137,6 +145,7 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         return agent, changes, carried, snapshot, patch
     finally:
         box.remove()
+        remove_shared(shared)
 
 
 def _workdir_patch(ctx, task, image: str, box, workdir: str, engine_diff, trial_id: str) -> bytes:
