@@ -16,7 +16,7 @@ import docker
 
 from evalharness.errors import SandboxError, TaskError
 from evalharness.packs import Pack
-from evalharness.sandbox.images import BuildContext, ImageBuilder, require_base
+from evalharness.sandbox.images import BuildContext, ImageBuilder, harness_context, require_base
 from evalharness.sources.harbor.basemap import LOCAL_BASE, choose_base, from_images, load_map, prelude, rewrite_from
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.overlays import apply_overlays, overlay_patches
@@ -91,6 +91,15 @@ class HarborImages:
         if task.dockerfile is None:
             raise TaskError(f"task {spec.instance_id}: no environment/Dockerfile", reason="no environment/Dockerfile")
         return self._build(pack, task, spec, task.environment_dir, task.dockerfile, "env")
+
+    def harness(self, pack: Pack, spec: TaskSpec, env_image: str, steps: list[str], workdir: str) -> str:
+        """The environment image plus a harness's install steps (run as root from /, network at build time only):
+        what a ``command`` agent with install steps runs in. The agent's changes are read against it."""
+        task = harbor_task(pack, spec)
+        ctx = harness_context(pack, env_image, steps, workdir)
+        tag = f"evalharness/harbor-harness.{pack.name.lower()}:{ctx.digest(spec.instance_id, 'harness')}"
+        labels = {"evalharness.pack": pack.name, "evalharness.task": spec.instance_id}
+        return self.builder.ensure_image(tag, ctx, task.config.environment.build_timeout_sec, labels)
 
     def verifier(self, pack: Pack, spec: TaskSpec) -> str | None:
         """The separate verifier's image, or None when the verifier shares the agent's final filesystem."""

@@ -78,12 +78,14 @@ class HarborContainer:
 
     def __init__(self, client: docker.DockerClient, image: str, *, run_id: str, trial: str, role: str,
                  cpus: float, memory_mb: int, pids: int, env: dict[str, str], volumes: tuple[str, ...] = (),
-                 own_entrypoint: bool = True):
+                 own_entrypoint: bool = True, binds: dict[str, Path] | None = None):
         """``own_entrypoint``: False starts ``sleep`` alone, never the image's ENTRYPOINT (a verifier over the
         agent's snapshot must not run a script the agent could have rewritten), and pins HOME to /root unless the
         image or ``env`` sets it. Root is uid 0, never the name: the engine would look the name and HOME up in the
         container's /etc/passwd, which a snapshot has from the agent (root's line removed, the verifier could not
-        start; root's home moved to the work directory, Python ran the agent's ``usercustomize`` there)."""
+        start; root's home moved to the work directory, Python ran the agent's ``usercustomize`` there).
+        ``binds``: container path -> host folder, mounted read-only (a harness's shared folder: the model relay's
+        socket); never in a snapshot (``docker commit`` leaves mounts out)."""
         self.client, self.image = client, image
         self.labels = {LABEL_RUN: run_id, LABEL_TRIAL: trial, LABEL_ROLE: role}
         self.volumes: dict[str, str] = {}
@@ -96,6 +98,7 @@ class HarborContainer:
                 self.client.volumes.create(name, labels=self.labels)
                 self.volumes[target] = name
                 mounts.append(Mount(target, name, type="volume", no_copy=True))
+            mounts += [Mount(target, str(host), type="bind", read_only=True) for target, host in (binds or {}).items()]
             start = ({"command": ["sleep", "infinity"]} if own_entrypoint
                      else {"entrypoint": ["sleep", "infinity"], "command": []})
             self.container = client.containers.create(
@@ -137,6 +140,14 @@ class HarborContainer:
             return Done(-1, f"timed out after {timeout:g} s", timed_out=True)
         except ERRORS as e:
             raise SandboxError(f"exec in {self.image} failed: {e}") from e
+
+    def running(self) -> bool:
+        """Whether the container is still running (its processes may have ended it: ``kill -KILL -1`` as root)."""
+        try:
+            self.container.reload()
+        except ERRORS as e:
+            raise SandboxError(f"could not read the state of {self.container.id[:12]}: {e}") from e
+        return self.container.status == "running"
 
     def stop(self) -> None:
         """Stop the container: every process in it ends (the filesystem stays, for diff, commit and copies)."""

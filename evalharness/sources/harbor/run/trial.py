@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 from evalharness.errors import SandboxError
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.run.agent import prepare, run_agent
+from evalharness.sources.harbor.run.agent import prepare, remove_shared, run_agent, shared_folders
 from evalharness.sources.harbor.run.build import HarborImages, harbor_task, image_workdir, workdir_of
 from evalharness.sources.harbor.run.container import HarborContainer, dir_tar, reroot
 from evalharness.sources.harbor.run.links import carried_links, links_into_verifier
@@ -37,7 +37,7 @@ def _now() -> datetime:
 
 def run_harbor_trial(ctx, trial):
     """A TrialOutput (evalharness.trial) for ``trial`` of a Harbor pack; SandboxError for the caller to retry."""
-    from evalharness.trial import TrialOutput
+    from evalharness.trial import TrialOutput, ungraded_outcome
 
     started, log, timings = _now(), [], {}
     t0 = time.monotonic()
@@ -45,18 +45,23 @@ def run_harbor_trial(ctx, trial):
     task = harbor_task(ctx.pack, trial.task)
     env_image, verifier_image = images.environment(ctx.pack, trial.task), images.verifier(ctx.pack, trial.task)
     workdir = workdir_of(ctx.client, env_image, task)
+    steps = list(getattr(trial.harness, "image_layer", lambda: [])())  # a harness's install steps: its own tier
+    agent_image = images.harness(ctx.pack, trial.task, env_image, steps, workdir) if steps else env_image
     timings["image_s"] = time.monotonic() - t0
-    log += [*images.notes, f"image {env_image}" + (f", verifier image {verifier_image}" if verifier_image else "")]
+    log += [*images.notes, f"image {env_image}" + (f", agent image {agent_image}" if steps else "")
+            + (f", verifier image {verifier_image}" if verifier_image else "")]
     trial_id = trial.trial_id(ctx.pack.name)
     t0 = time.monotonic()
-    agent, changes, carried, snapshot, patch = _agent_phase(ctx, trial, task, env_image, workdir, trial_id, log,
+    agent, changes, carried, snapshot, patch = _agent_phase(ctx, trial, task, agent_image, workdir, trial_id, log,
                                                             separate=verifier_image is not None)
     timings["agent_s"] = time.monotonic() - t0
     flags = _flags(changes)
-    if agent.exit_status == "error":
+    ungraded = ungraded_outcome(None, agent)  # a budget, a harness error, a dead model endpoint: not verified
+    if ungraded is not None:
         _drop_image(ctx.client, snapshot)
-        return TrialOutput(Outcome.HARNESS_ERROR, agent.error or "harness error", agent, None, started, _now(),
-                           timings, log, flags=flags, patch=patch)
+        log.append(f"not verified: {ungraded.reason}")
+        return TrialOutput(ungraded.outcome, ungraded.reason, agent, None, started, _now(), timings, log,
+                           flags=sorted({*flags, *ungraded.flags}), patch=patch)
     if tampered(changes, shared_verifier=verifier_image is None):
         _drop_image(ctx.client, snapshot)
         reason = ("the agent changed what the verifier would run in its filesystem: "
@@ -90,6 +95,13 @@ def run_harbor_trial(ctx, trial):
                        reward=record, files={"verifier_output.txt": output, **raw}, patch=patch)
 
 
+def _verified(agent: AgentResult) -> bool:
+    """Whether the agent's run ended in a state the verifier judges (not a budget, harness or endpoint failure)."""
+    from evalharness.trial import ungraded_outcome
+
+    return ungraded_outcome(None, agent) is None
+
+
 def _flags(changes: Changes) -> list[str]:
     flags = set()
     if changes.outside:
@@ -110,13 +122,18 @@ def _limits(ctx, task: HarborTask) -> dict:
 def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
     """Run the agent, stop its container, read its changes; (agent result, changes, files carried to a separate
     verifier, snapshot image of a shared one or None, the work directory's patch)."""
-    box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
-                          env=dict(task.config.environment.env), **_limits(ctx, task))
+    shared = shared_folders(trial.harness)  # e.g. the model relay's socket folder, mounted read-only
+    try:
+        box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
+                              env=dict(task.config.environment.env), binds=shared, **_limits(ctx, task))
+    except SandboxError:
+        remove_shared(shared)
+        raise
     try:
         prepare(box, task)
         box.start()
         log.append(f"agent container {box.container.id[:12]}")
-        agent = run_agent(box, task, trial.harness, trial.model, workdir, ctx.budget.max_wall_s)
+        agent = run_agent(box, task, trial, ctx.budget, workdir, log, shared)
         box.stop()  # every process the agent left ends here, before anything is read or verified
         engine_diff = box.changes()
         changes = classify(engine_diff, workdir, tuple(task.config.artifacts))
@@ -124,10 +141,11 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         if changes.outside or changes.toolchain:
             log.append("changed outside the work directory: " + ", ".join([*changes.toolchain, *changes.outside][:20]))
         carried = [(path, box.get_tar(path)) for path in [ARTIFACTS, *task.config.artifacts]] if separate else []
-        snapshot = None if separate or agent.exit_status == "error" else box.snapshot()
+        snapshot = None if separate or not _verified(agent) else box.snapshot()
         return agent, changes, carried, snapshot, patch
     finally:
         box.remove()
+        remove_shared(shared)
 
 
 def _workdir_patch(ctx, task, image: str, box, workdir: str, engine_diff, trial_id: str) -> bytes:
