@@ -198,4 +198,6 @@ def test_a_command_agent_with_install_steps_reaches_its_model_through_the_relay(
     assert (row["input_tokens"], row["output_tokens"]) == (321, 7)
     assert row["cost_usd"] == pytest.approx(321e-6 + 7e-5)
     detail = root / "runs" / row["detail"]
+    changed = json.loads((detail / "result.json").read_text())["reward"]["changed_outside_workdir"]
+    assert not any("/run/evalharness" in c for c in changed), changed  # the relay's mount point is not the agent's
     assert not any("sk-real-key" in p.read_text(errors="replace") for p in detail.rglob("*") if p.is_file())

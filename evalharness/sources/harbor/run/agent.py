@@ -90,9 +90,12 @@ def _host_loop(box: HarborContainer, trial, budget, workdir: str, env: dict[str,
     return run_harness(trial, sandbox, budget.model_copy(update={"max_wall_s": timeout}), log)
 
 
-def shared_folders(harness) -> dict[str, Path]:
+def shared_folders(harness, model) -> dict[str, Path]:
     """Fresh private host folders (mode 0700, root's) for the harness's ``sandbox_options()["shared_dirs"]``:
-    root in the container, the agent's user on Harbor, reaches them; no other host account does."""
+    root in the container, the agent's user on Harbor, reaches them; no other host account does. A ``command``
+    harness without a model runs its command directly and gets none."""
+    if harness.config().get("kind") == "command" and model is None:
+        return {}
     paths = dict(getattr(harness, "sandbox_options", lambda: {})()).get("shared_dirs") or []
     return {path: Path(tempfile.mkdtemp(prefix="evalharness-")) for path in paths}
 

@@ -122,7 +122,7 @@ def _limits(ctx, task: HarborTask) -> dict:
 def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
     """Run the agent, stop its container, read its changes; (agent result, changes, files carried to a separate
     verifier, snapshot image of a shared one or None, the work directory's patch)."""
-    shared = shared_folders(trial.harness)  # e.g. the model relay's socket folder, mounted read-only
+    shared = shared_folders(trial.harness, trial.model)  # e.g. the model relay's socket folder, read-only
     try:
         box = HarborContainer(ctx.client, image, run_id=ctx.run_id, trial=trial_id, role="agent",
                               env=dict(task.config.environment.env), binds=shared, **_limits(ctx, task))
@@ -135,7 +135,7 @@ def _agent_phase(ctx, trial, task, image, workdir, trial_id, log, *, separate):
         log.append(f"agent container {box.container.id[:12]}")
         agent = run_agent(box, task, trial, ctx.budget, workdir, log, shared)
         box.stop()  # every process the agent left ends here, before anything is read or verified
-        engine_diff = box.changes()
+        engine_diff = [c for c in box.changes() if c.get("Path") not in shared]  # our mount points: not the agent's
         changes = classify(engine_diff, workdir, tuple(task.config.artifacts))
         patch = _workdir_patch(ctx, task, image, box, workdir, engine_diff, trial_id)
         if changes.outside or changes.toolchain:
