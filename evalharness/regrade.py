@@ -82,8 +82,8 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
 
 
 def _regrade_harbor(result: dict, folder: Path) -> tuple[Outcome, str]:
-    """A Harbor trial's reward files (kept byte for byte in its folder) decided again (sources.harbor.reward)."""
-    from evalharness.sources.harbor.reward import attribute, parse_reward, reward_from_dict
+    """A Harbor trial's reward files (kept byte for byte in its folder) decided again (sources/harbor/run/reward.py)."""
+    from evalharness.sources.harbor.run.reward import attribute, parse_reward, reward_from_dict
 
     txt, js = folder / "reward.txt", folder / "reward.json"
     found = parse_reward(txt.read_bytes() if txt.is_file() else None, js.read_bytes() if js.is_file() else None,

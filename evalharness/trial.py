@@ -20,7 +20,7 @@ from evalharness.sandbox.base import Limits
 from evalharness.sandbox.docker import DockerSandbox
 from evalharness.redact import REDACTED, redact, secrets_of
 from evalharness.sandbox.images import ImageBuilder
-from evalharness.sources.harbor.trial import run_harbor_trial
+from evalharness.sources.harbor.run.trial import run_harbor_trial
 from evalharness.trajectory import document as trajectory_document
 from evalharness.types import NO_MODEL, AgentResult, Budget, Flag, Harness, ModelEndpoint, Outcome, TaskSpec, Usage
 
@@ -72,7 +72,7 @@ class TrialOutput:
     """Suspicious added lines of the graded patch (``grading.suspicious.Finding.to_dict``, found by the grader:
     ``GradeResult.suspicious``); result.json's ``suspicious``."""
     reward: dict[str, Any] | None = None
-    """A Harbor verifier's reward (``sources.harbor.reward.Reward.to_dict`` and the agent's changes); result.json's
+    """A Harbor verifier's reward (``sources.harbor.run.reward.Reward.to_dict`` and the agent's changes); result.json's
     ``reward``; None for other packs."""
     files: dict[str, Any] = field(default_factory=dict)
     """Further files of the trial's folder (a Harbor verifier's output)."""

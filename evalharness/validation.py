@@ -18,7 +18,7 @@ listed test must pass every time). The verdict (``decide``, pure) is one of:
 Reports are written to ``<pack>/validation/<instance_id>.json`` with a hash of everything the task's
 verdict depends on (the task, its resolved environment, the grader version); a run skips tasks whose
 current report is not ``ok``, and names each one with its reason. A Harbor pack is validated by
-``sources/harbor/validate.py`` (oracle and no-op trials) into reports of the same place and verdicts.
+``sources/harbor/run/validate.py`` (oracle and no-op trials) into reports of the same place and verdicts.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def likely_cause(outputs: list[str], outcomes: list[str] = ()) -> str | None:
 
 
 HARBOR_VALIDATION = 1
-"""How a Harbor task is validated (sources/harbor/validate.py); part of its reports' hash."""
+"""How a Harbor task is validated (sources/harbor/run/validate.py); part of its reports' hash."""
 
 
 def task_hash(pack: Pack, task: TaskSpec) -> str:

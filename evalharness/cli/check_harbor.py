@@ -1,4 +1,4 @@
-"""`packs check-harbor`: the static checks of Harbor task directories (evalharness/sources/harbor/checks.py,
+"""`packs check-harbor`: the static checks of Harbor task directories (evalharness/sources/harbor/checks/checks.py,
 docs/audit.md "Static checks of Harbor tasks")."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def check_harbor_cmd(paths, fmt, fail_at, only) -> None:
     evalharness packs check-harbor ../shared/research-data/harbor/tasks
     evalharness packs check-harbor my-task --format json --fail-at 3
     """
-    from evalharness.sources.harbor.checks import check_dirs
+    from evalharness.sources.harbor.checks.checks import check_dirs
 
     results = check_dirs(list(paths), list(only) or None)
     failing = [r for r in results if r.error or any(f.severity >= fail_at for f in r.findings)]

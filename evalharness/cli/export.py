@@ -40,7 +40,7 @@ def export_cmd(kind, pack, out, only, base, ca_bundle, verifier, force) -> None:
     """
     from evalharness.grading.parsers import check_names
     from evalharness.packs import load_pack
-    from evalharness.sources.harbor.export import export_pack
+    from evalharness.sources.harbor.export.export import export_pack
 
     loaded = load_pack(pack)
     check_names(loaded.log_parsers(), f"task pack {pack}")

@@ -108,7 +108,7 @@ def _harbor_validator(pack, reruns, ca_bundle):
     from evalharness.sandbox.base import Limits
     from evalharness.sandbox.engine import docker_client
     from evalharness.sandbox.images import ImageBuilder
-    from evalharness.sources.harbor.validate import HarborValidator
+    from evalharness.sources.harbor.run.validate import HarborValidator
     from evalharness.trial import TrialContext
     from evalharness.types import Budget
 

@@ -74,7 +74,7 @@ def open_node(run_id: str, pack: Pack, config: RunConfig, client: docker.DockerC
 def task_image_of(pack: Pack, images: ImageBuilder) -> Callable[[TaskSpec], str]:
     """How the task checker builds a task's image: the pack's tiers, or a Harbor task's environment."""
     if pack.spec.kind == "harbor":
-        from evalharness.sources.harbor.build import HarborImages
+        from evalharness.sources.harbor.run.build import HarborImages
         return partial(HarborImages(images).environment, pack)
     return partial(images.task_image, pack)
 

@@ -66,7 +66,7 @@ class CommandConfig(BaseModel):
     """The agent's version, for the record (the install steps pin it)."""
     model: bool = True
     """False: the command calls no model and runs without --model (a scripted agent, e.g. an adversarial test);
-    run on Harbor packs only so far (sources/harbor/agent.py), elsewhere a harness error."""
+    run on Harbor packs only so far (sources/harbor/run/agent.py), elsewhere a harness error."""
     description: str = ""
 
 

@@ -403,7 +403,7 @@ def remove_labelled(client: docker.DockerClient, run_id: str | None = None) -> i
 
 def _remove_labelled_leftovers(client: docker.DockerClient, label: str) -> None:
     """A Harbor trial's volumes (/tests, /logs/verifier) and snapshot images, when it ended before removing them
-    (sources/harbor/container.py labels them as its containers)."""
+    (sources/harbor/run/container.py labels them as its containers)."""
     for volume in client.api.volumes(filters={"label": label}).get("Volumes") or []:
         try:
             client.api.remove_volume(volume["Name"], force=True)

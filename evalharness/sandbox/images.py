@@ -313,6 +313,12 @@ class ImageBuilder:
         tag = f"evalharness/harness-task.{pack.name.lower()}:{ctx.digest(task.instance_id)}"
         return self._ensure(tag, ctx, spec.timeouts.build_s, {**labels, "evalharness.task": task.instance_id})
 
+    def ensure_image(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str]) -> str:
+        """Build ``ctx`` as ``tag`` unless it exists, by the rules of this builder's own tiers (once per run; a broken
+        recipe a TaskError, other failures ImageBuildError; shared through the registry): for images it has no
+        tier for, such as a Harbor task's."""
+        return self._ensure(tag, ctx, timeout, labels)
+
     def _ensure(self, tag: str, ctx: BuildContext, timeout: float, labels: dict[str, str], *,
                 task_defects: bool = True) -> str:
         """Build ``tag`` unless it exists. A failure that says the recipe is broken (build_failures.is_task_defect)

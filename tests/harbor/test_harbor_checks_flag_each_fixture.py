@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalharness.sources.harbor.checks import static_checks
+from evalharness.sources.harbor.checks.checks import static_checks
 from evalharness.sources.harbor.model import HarborTask
 from support import SHARED
 

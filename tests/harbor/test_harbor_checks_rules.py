@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from evalharness.errors import UserError
-from evalharness.sources.harbor.checks import check_dirs, static_checks, validation_findings
+from evalharness.sources.harbor.checks.checks import check_dirs, static_checks, validation_findings
+from evalharness.sources.harbor.checks.shell import commands
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.shell import commands
 
 GOOD_TEST = "#!/bin/bash\nif pytest /tests -rA; then\n  echo 1 > /logs/verifier/reward.txt\nelse\n" \
             "  echo 0 > /logs/verifier/reward.txt\nfi\n"

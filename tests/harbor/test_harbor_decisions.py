@@ -9,11 +9,11 @@ import pytest
 
 from evalharness.sources.harbor.basemap import (DEFAULT_MAP, choose_base, copy_from_images, from_images, load_map,
                                                 map_image, rewrite_from)
-from evalharness.sources.harbor.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
-                                               attribute, parse_reward, reward_from_dict)
-from evalharness.sources.harbor.links import into_verifier, link_commands
-from evalharness.sources.harbor.tamper import classify, tampered
-from evalharness.sources.harbor.trial import removals
+from evalharness.sources.harbor.run.links import into_verifier, link_commands
+from evalharness.sources.harbor.run.reward import (MALFORMED, MISSING, NOT_FINITE, OUT_OF_RANGE, TIMED_OUT,
+                                                   attribute, parse_reward, reward_from_dict)
+from evalharness.sources.harbor.run.tamper import classify, tampered
+from evalharness.sources.harbor.run.trial import removals
 from evalharness.errors import UserError
 from evalharness.types import Outcome
 
@@ -110,6 +110,31 @@ def test_toolchain_changes_in_a_shared_verifier_are_tampering():
 def test_each_route_to_the_verifier_is_toolchain(path):
     assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
 
+
+
+@pytest.mark.parametrize("path", ["/etc/gitconfig", "/root/.gitconfig", "/root/.config/git/config",
+                                  "/usr/share/git-core/templates/hooks/post-checkout",
+                                  "/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/root/.config/pip/pip.conf",
+                                  "/root/.pip/pip.conf", "/usr/pip.conf", "/usr/local/pip.conf", "/opt/venv/pip.conf",
+                                  "/etc/uv/uv.toml", "/etc/xdg/uv/uv.toml", "/root/.config/uv/uv.toml", "/uv.toml"])
+def test_git_pip_and_uv_configuration_is_toolchain(path):
+    """git's configuration names programs git runs (core.fsmonitor, hooks); pip's and uv's where packages come from."""
+    assert classify(_diff(path, kind=1), "/app").toolchain == (f"added {path}",)
+    assert tampered(classify(_diff(path, kind=0), "/app"), shared_verifier=True)
+
+
+@pytest.mark.parametrize("path", ["/root/.config/git", "/root/.config/uv", "/root/.pip", "/etc/uv", "/etc/xdg",
+                                  "/etc/xdg/pip", "/usr/share", "/usr/share/git-core"])
+def test_a_configuration_folder_replaced_whole_is_toolchain(path):
+    """Listed alone (a link into the work directory, say); listed for what changed inside it, it is not itself."""
+    assert classify(_diff(path), "/app").toolchain == (f"changed {path}",)
+    assert f"changed {path}" not in classify(_diff(path, f"{path}/x"), "/app").toolchain
+
+
+def test_other_programs_configuration_is_only_outside():
+    changes = classify(_diff("/root/.config/htop/htoprc", "/root/.gitignore_notes", "/etc/xdg/autostart/x.desktop",
+                             "/usr/share/doc/git/README", kind=1), "/app")
+    assert changes.toolchain == () and len(changes.outside) == 4
 
 def test_declared_artifacts_are_not_changes_outside():
     changes = classify(_diff("/root/results/r.json", "/root/results"), "/root", ("/root/results/r.json",))

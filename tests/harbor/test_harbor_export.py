@@ -17,8 +17,8 @@ import pytest
 from evalharness.errors import UserError
 from evalharness.grading.grade import decide
 from evalharness.packs import load_pack
+from evalharness.sources.harbor.export.render import NAME_PATTERN, harbor_name
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.render import NAME_PATTERN, harbor_name
 from evalharness.types import TaskSpec
 from support import QUICKSTART, REPO, SHARED, TINYPACK, run_cli
 

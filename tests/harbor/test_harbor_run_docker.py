@@ -198,7 +198,7 @@ def test_grade_decides_the_kept_reward_files_again(hand_run):
 
 def test_a_trials_leftover_volumes_and_snapshot_are_removed_with_its_run(docker_client, base_image):
     from evalharness.sandbox.docker import remove_labelled
-    from evalharness.sources.harbor.container import HarborContainer
+    from evalharness.sources.harbor.run.container import HarborContainer
 
     run_id, label = "harbor-gc-test", {"label": "evalharness.run_id=harbor-gc-test"}
     box = HarborContainer(docker_client, base_image, run_id=run_id, trial="t", role="verifier", cpus=1, memory_mb=256,

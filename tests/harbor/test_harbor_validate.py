@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from evalharness.sources.harbor.validate import HarborRun, decide, reward_tests
+from evalharness.sources.harbor.run.validate import HarborRun, decide, reward_tests
 from support import REPO, SHARED, run_cli
 
 TASKS = SHARED / "research-data" / "harbor" / "tasks"

@@ -3,7 +3,7 @@ and oversized files named, folders left out."""
 
 from __future__ import annotations
 
-from evalharness.sources.harbor.workdiff import MAX_FILE, unified_patch, workdir_paths
+from evalharness.sources.harbor.run.workdiff import MAX_FILE, unified_patch, workdir_paths
 
 
 def test_paths_under_the_work_directory_only_and_each_kind_diffed():

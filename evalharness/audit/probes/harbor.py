@@ -1,4 +1,5 @@
-"""The ``harbor_static`` probe: a Harbor task's static checks (``sources/harbor/checks.py``) as one audit finding.
+"""The ``harbor_static`` probe: a Harbor task's static checks (``sources/harbor/checks/checks.py``) as one audit
+finding.
 
 Reads the task as published (its directory in the pack; no Docker): a defect is the task's even where the
 pack's overlays mend it for evalharness's run; the evidence names the checks the overlays mend and any they
@@ -39,9 +40,9 @@ class HarborStaticProbe:
         "Whether the oracle truly fails or the no-op truly passes is the validity probe's (packs validate --run).")
 
     def run(self, task: TaskSpec, ctx: AuditContext) -> Finding:
-        from evalharness.sources.harbor.build import harbor_task
-        from evalharness.sources.harbor.checks import static_checks
+        from evalharness.sources.harbor.checks.checks import static_checks
         from evalharness.sources.harbor.model import HarborTask
+        from evalharness.sources.harbor.run.build import harbor_task
 
         spec = ctx.pack.spec.harbor
         found = static_checks(HarborTask.load(ctx.pack.root / spec.tasks_dir / task.instance_id))

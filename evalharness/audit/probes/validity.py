@@ -23,7 +23,7 @@ class ValidityProbe:
     family = "validity"
     version = 1
     needs = "task"
-    kinds = ("tasks", "harbor")  # a Harbor pack's report: the oracle's and no-op's rewards (sources/harbor/validate)
+    kinds = ("tasks", "harbor")  # a Harbor pack's report: oracle and no-op rewards (sources/harbor/run/validate)
     needs_environment = True  # its report comes from runs in the task's environment
     rule = (
         "Reads the task's current validation report (packs validate --run: one empty-patch run, gold-patch "

@@ -22,9 +22,9 @@ import evalharness.grading.parsers as parsers_module
 import evalharness.grading.textlogs as textlogs_module
 from evalharness.errors import TaskError, UserError
 from evalharness.packs import Pack
-from evalharness.sources.harbor.export_env import BaseKind, environment_files
+from evalharness.sources.harbor.export.export_env import BaseKind, environment_files
+from evalharness.sources.harbor.export.render import VerifierMode, solve_sh, task_toml, test_sh, verifier_config
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.render import VerifierMode, solve_sh, task_toml, test_sh, verifier_config
 from evalharness.types import TaskSpec
 
 Log = Callable[[str], None]

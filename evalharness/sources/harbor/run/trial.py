@@ -18,14 +18,14 @@ import time
 from datetime import datetime, timezone
 
 from evalharness.errors import SandboxError
-from evalharness.sources.harbor.agent import prepare, remove_shared, run_agent, shared_folders
-from evalharness.sources.harbor.build import HarborImages, harbor_task, image_workdir, workdir_of
-from evalharness.sources.harbor.container import HarborContainer, dir_tar, reroot
-from evalharness.sources.harbor.links import carried_links, links_into_verifier
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.reward import TIMED_OUT, Reward, attribute, parse_reward
-from evalharness.sources.harbor.tamper import Changes, classify, tampered
-from evalharness.sources.harbor.workdiff import MAX_FILE, unified_patch, workdir_paths
+from evalharness.sources.harbor.run.agent import prepare, remove_shared, run_agent, shared_folders
+from evalharness.sources.harbor.run.build import HarborImages, harbor_task, image_workdir, workdir_of
+from evalharness.sources.harbor.run.container import HarborContainer, dir_tar, reroot
+from evalharness.sources.harbor.run.links import carried_links, links_into_verifier
+from evalharness.sources.harbor.run.reward import TIMED_OUT, Reward, attribute, parse_reward
+from evalharness.sources.harbor.run.tamper import Changes, classify, tampered
+from evalharness.sources.harbor.run.workdiff import MAX_FILE, unified_patch, workdir_paths
 from evalharness.types import AgentResult, Flag, Outcome
 
 ARTIFACTS = "/logs/artifacts"

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from evalharness.errors import BudgetExhausted, SandboxError
-from evalharness.sources.harbor.container import HarborContainer
+from evalharness.sources.harbor.run.container import HarborContainer
 from evalharness.types import ExecResult
 
 GRACE_S = 30.0

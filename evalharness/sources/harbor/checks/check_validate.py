@@ -13,10 +13,10 @@ import ast
 import re
 from pathlib import Path
 
-from evalharness.sources.harbor import dockerfile
-from evalharness.sources.harbor.findings import Evidence, StaticFinding, evidence, read_text
+from evalharness.sources.harbor.checks import dockerfile
+from evalharness.sources.harbor.checks.findings import Evidence, StaticFinding, evidence, read_text
+from evalharness.sources.harbor.checks.shell import commands, errexit
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.shell import commands, errexit
 
 _REWARD = re.compile(r"reward\.(?:txt|json)\b")
 _CONSTANT_NODES = (ast.Expression, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.cmpop, ast.boolop,

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Callable
 
 from evalharness.errors import UserError
-from evalharness.sources.harbor.check_installs import dockerfile_platform, gpu_request, gpu_types, pip_pinning
-from evalharness.sources.harbor.check_network import allow_internet, trial_network_fetch
-from evalharness.sources.harbor.check_task import instruction_timeout, task_fields
-from evalharness.sources.harbor.check_validate import validate_nop, validate_oracle, validation_findings
-from evalharness.sources.harbor.check_verifier import separate_verifier, test_sh_sanity
-from evalharness.sources.harbor.findings import Evidence, StaticFinding
+from evalharness.sources.harbor.checks.check_installs import dockerfile_platform, gpu_request, gpu_types, pip_pinning
+from evalharness.sources.harbor.checks.check_network import allow_internet, trial_network_fetch
+from evalharness.sources.harbor.checks.check_task import instruction_timeout, task_fields
+from evalharness.sources.harbor.checks.check_validate import validate_nop, validate_oracle, validation_findings
+from evalharness.sources.harbor.checks.check_verifier import separate_verifier, test_sh_sanity
+from evalharness.sources.harbor.checks.findings import Evidence, StaticFinding
 from evalharness.sources.harbor.model import HarborTask, is_task_dir
 
 __all__ = ["CHECKS", "Evidence", "StaticFinding", "TaskCheck", "check_dirs", "static_checks", "task_dirs",

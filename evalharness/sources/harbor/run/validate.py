@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 from evalharness.errors import ImageBuildError, PrerequisiteError, SandboxError, TaskError
 from evalharness.harness.registry import load_harness
-from evalharness.sources.harbor.build import HarborImages, harbor_task
-from evalharness.sources.harbor.checks import validation_findings
+from evalharness.sources.harbor.checks.checks import validation_findings
 from evalharness.sources.harbor.importer import REWARD_TEST
+from evalharness.sources.harbor.run.build import HarborImages, harbor_task
 from evalharness.types import Outcome, TaskSpec
 from evalharness.validation import SCHEMA, Log, task_hash, write_report
 
@@ -129,7 +129,7 @@ class HarborValidator:
     def _run(self, task: TaskSpec, side: str, seed: int) -> HarborRun:
         """One trial of ``side``; an engine failure is tried once more, then raised (the task's infra_error)."""
         from evalharness.trial import Trial
-        from evalharness.sources.harbor.trial import run_harbor_trial
+        from evalharness.sources.harbor.run.trial import run_harbor_trial
 
         trial = Trial(task, load_harness(side), None, seed)
         t0 = time.monotonic()

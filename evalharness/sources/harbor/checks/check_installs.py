@@ -7,10 +7,10 @@ import re
 
 import yaml
 
-from evalharness.sources.harbor.findings import StaticFinding, evidence, read_text, toml_line
+from evalharness.sources.harbor.checks.findings import StaticFinding, evidence, read_text, toml_line
+from evalharness.sources.harbor.checks.scripts import task_scripts
+from evalharness.sources.harbor.checks.shell import Command
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.scripts import task_scripts
-from evalharness.sources.harbor.shell import Command
 
 _VALUE_FLAGS = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-t",
                 "--target", "-d", "--dest", "--cache-dir", "--prefix", "--root", "--src", "--log", "--python", "-p",
@@ -116,7 +116,7 @@ def _local(spec: str) -> bool:
 def dockerfile_platform(task: HarborTask) -> list[StaticFinding]:
     """No ``FROM --platform=`` (in the environment's or the verifier's Dockerfile) and no compose ``platform:``:
     a pinned platform runs under emulation, or not at all, on other machines."""
-    from evalharness.sources.harbor.dockerfile import froms
+    from evalharness.sources.harbor.checks.dockerfile import froms
 
     found = []
     for path in (task.dockerfile, task.tests_dir / "Dockerfile"):

@@ -22,6 +22,9 @@ TOOLCHAIN = (
     "/usercustomize.py", "/*.pth", "/logs/conftest.py", "/logs/pytest.ini",
     "/etc/python3*", "/etc/alternatives", "/etc/alternatives/*", "/usr/libexec/*", "/usr/local/libexec/*",
     "/usr/include/*", "/usr/local/include/*", "/usr/share/perl*", "/usr/share/nodejs/*", "/usr/share/java/*",
+    "/etc/gitconfig", "/root/.gitconfig", "/root/.config/git/*", "/usr/share/git-core/*",
+    "/etc/pip.conf", "/etc/xdg/pip/*", "/root/.config/pip/*", "/root/.pip/*", "/usr/pip.conf", "/usr/local/pip.conf",
+    "/opt/venv/pip.conf", "/etc/uv/*", "/etc/xdg/uv/*", "/root/.config/uv/*", "/uv.toml",
 )
 """Paths whose change reaches a verifier run in the agent's final filesystem. The library folders hold the
 interpreters' own packages (pytest, a ``sitecustomize``, ``.pth`` files) as much as shared libraries; the test
@@ -29,12 +32,19 @@ runner's configuration and ``conftest.py`` in a folder above /tests (pytest read
 /tests nor /logs/verifier: the verifier gets fresh volumes there, so what the agent left at those paths is never
 seen (listed with the other changes outside, not judged). /etc/python3.* holds Debian's ``sitecustomize.py`` (the
 interpreter's own is a link there) and /etc/alternatives the targets of many a /usr/bin link; helpers, C headers
-and Debian's Perl, Node and Java libraries live under /usr/libexec, /usr/include and /usr/share."""
+and Debian's Perl, Node and Java libraries live under /usr/libexec, /usr/include and /usr/share. git's system and
+global configuration can name programs git runs (``core.fsmonitor``, ``core.hooksPath``, aliases, filters), and its
+templates' hooks are copied into every repository ``git init`` or ``git clone`` makes; pip's configuration (system,
+XDG, user, an interpreter's prefix) and uv's (``/etc/uv``, XDG, user, a ``uv.toml`` above /tests) choose the
+indexes and wheels a verifier installs from."""
 FOLDERS = tuple(sorted({p[:-2] for p in TOOLCHAIN if p.endswith("/*") and p != "/*.pth"}
-                       | {"/usr", "/usr/local", "/opt", "/opt/venv", "/root", "/root/.local", "/root/.cargo", "/etc"}))
+                       | {"/usr", "/usr/local", "/opt", "/opt/venv", "/root", "/root/.local", "/root/.cargo", "/etc",
+                          "/etc/xdg", "/usr/share"}))
 """The toolchain folders themselves and the folders above them: one replaced whole (by a link into the work
 directory, say) is listed alone, its new contents never, so a change to the folder itself is a toolchain change
-unless it is listed only because something inside it changed."""
+unless it is listed only because something inside it changed. Not /root/.config: a folder the agent adds is judged
+even when its contents are listed, and many programs create ~/.config, so a ~/.config replaced whole by a link is
+not caught (its git, pip and uv folders are)."""
 ENGINE = ("/usr/sbin/docker-init", "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/.dockerenv", "/dev", "/dev/*",
           "/proc", "/sys")
 """Mount points the engine itself adds to every container (``init``, name resolution files)."""

@@ -15,7 +15,7 @@ import shlex
 import tarfile
 
 from evalharness.errors import SandboxError
-from evalharness.sources.harbor.container import reroot
+from evalharness.sources.harbor.run.container import reroot
 
 VERIFIER_ONLY = ("/tests", "/logs/verifier")
 

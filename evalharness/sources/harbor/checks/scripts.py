@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from evalharness.sources.harbor import dockerfile
-from evalharness.sources.harbor.findings import read_text
+from evalharness.sources.harbor.checks import dockerfile
+from evalharness.sources.harbor.checks.findings import read_text
+from evalharness.sources.harbor.checks.shell import Command, commands
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.shell import Command, commands
 
 KINDS = ("environment", "verifier-image", "test", "solve")
 

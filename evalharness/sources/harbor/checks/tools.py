@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalharness.sources.harbor import dockerfile
-from evalharness.sources.harbor.findings import read_text
+from evalharness.sources.harbor.checks import dockerfile
+from evalharness.sources.harbor.checks.findings import read_text
+from evalharness.sources.harbor.checks.scripts import package_manager
+from evalharness.sources.harbor.checks.shell import Command, commands
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.scripts import package_manager
-from evalharness.sources.harbor.shell import Command, commands
 
 TOOLS = {"pytest", "py.test", "uv", "uvx", "python", "python3", "pip", "pip3", "node", "npm", "npx", "curl",
          "wget", "git", "go", "cargo", "jq"}

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalharness.sources.harbor.shell import Command, commands
+from evalharness.sources.harbor.checks.shell import Command, commands
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\s*(.*)$", re.DOTALL)
 

@@ -18,10 +18,10 @@ from evalharness.errors import SandboxError, TaskError
 from evalharness.packs import Pack
 from evalharness.sandbox.images import BuildContext, ImageBuilder, harness_context, require_base
 from evalharness.sources.harbor.basemap import LOCAL_BASE, choose_base, from_images, load_map, prelude, rewrite_from
-from evalharness.sources.harbor.container import ERRORS
 from evalharness.sources.harbor.model import HarborTask
 from evalharness.sources.harbor.overlays import apply_overlays, overlay_patches
 from evalharness.sources.harbor.pulls import present, pull
+from evalharness.sources.harbor.run.container import ERRORS
 from evalharness.types import TaskSpec
 
 _lock = threading.Lock()
@@ -84,7 +84,7 @@ class HarborImages:
         ctx = self._context(pack, folder, dockerfile.read_text(), spec.instance_id)
         tag = f"evalharness/harbor-{role}.{pack.name.lower()}:{ctx.digest(spec.instance_id, role)}"
         labels = {"evalharness.pack": pack.name, "evalharness.task": spec.instance_id}
-        return self.builder._ensure(tag, ctx, task.config.environment.build_timeout_sec, labels)
+        return self.builder.ensure_image(tag, ctx, task.config.environment.build_timeout_sec, labels)
 
     def environment(self, pack: Pack, spec: TaskSpec) -> str:
         task = harbor_task(pack, spec)
@@ -99,7 +99,7 @@ class HarborImages:
         ctx = harness_context(pack, env_image, steps, workdir)
         tag = f"evalharness/harbor-harness.{pack.name.lower()}:{ctx.digest(spec.instance_id, 'harness')}"
         labels = {"evalharness.pack": pack.name, "evalharness.task": spec.instance_id}
-        return self.builder._ensure(tag, ctx, task.config.environment.build_timeout_sec, labels)
+        return self.builder.ensure_image(tag, ctx, task.config.environment.build_timeout_sec, labels)
 
     def verifier(self, pack: Pack, spec: TaskSpec) -> str | None:
         """The separate verifier's image, or None when the verifier shares the agent's final filesystem."""

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalharness.sources.harbor.container import HarborContainer, dir_tar
-from evalharness.sources.harbor.hostloop import HarborSandbox
 from evalharness.sources.harbor.model import HarborTask
+from evalharness.sources.harbor.run.container import HarborContainer, dir_tar
+from evalharness.sources.harbor.run.hostloop import HarborSandbox
 from evalharness.types import AgentResult, Usage
 
 INSTRUCTION = "/logs/agent/instruction.md"

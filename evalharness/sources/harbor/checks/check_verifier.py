@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from evalharness.sources.harbor import dockerfile
-from evalharness.sources.harbor.findings import Evidence, StaticFinding, evidence, read_text, toml_line
+from evalharness.sources.harbor.checks import dockerfile
+from evalharness.sources.harbor.checks.findings import Evidence, StaticFinding, evidence, read_text, toml_line
+from evalharness.sources.harbor.checks.tools import image_for_tests, missing_tools
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.tools import image_for_tests, missing_tools
 
 REWARD = re.compile(r"reward\.(?:txt|json)\b")
 _REWARD_PATH = re.compile(r"""["']([^"'\s]*reward\.(?:txt|json))["']""")
@@ -118,7 +118,7 @@ def _redirect_targets(raw: str) -> list[str]:
 def _reward_paths(task: HarborTask, script) -> list[StaticFinding]:
     """test.sh's own reward writes: only a literal 1 under a condition (the failing path writes nothing), or a
     ``set -e`` script whose test run ends it before any reward on failure."""
-    from evalharness.sources.harbor.shell import commands, errexit as shell_errexit
+    from evalharness.sources.harbor.checks.shell import commands, errexit as shell_errexit
 
     cmds = commands(read_text(script))
     writes = [c for c in cmds if any(REWARD.search(t) for _, t in c.redirects)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from evalharness.sources.harbor.findings import Evidence, StaticFinding, evidence, toml_line
+from evalharness.sources.harbor.checks.findings import Evidence, StaticFinding, evidence, toml_line
 from evalharness.sources.harbor.model import HarborTask
 
 REQUIRED_METADATA = ("author_name", "author_email", "difficulty_explanation", "solution_explanation",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalharness.sources.harbor.findings import StaticFinding, evidence
+from evalharness.sources.harbor.checks.findings import StaticFinding, evidence
+from evalharness.sources.harbor.checks.scripts import Fetch, fetches, task_scripts
 from evalharness.sources.harbor.model import HarborTask
-from evalharness.sources.harbor.scripts import Fetch, fetches, task_scripts
 
 
 @dataclass
