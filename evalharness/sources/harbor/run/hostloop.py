@@ -51,14 +51,19 @@ class HarborSandbox:
         return self.shared[container_path]
 
     def _run(self, command: str, **kwargs):
-        """``box.exec``; an exec refused because the agent's processes ended the container is the agent's."""
+        """``box.exec``, or None once the agent's processes have ended the container: an exec refused then (an
+        error, or exit 126 "cannot exec in a stopped state", by timing) is the agent's doing, never the machine's."""
         try:
-            return self.box.exec(command, **kwargs)
+            done = self.box.exec(command, **kwargs)
         except SandboxError:
             if self.box.running():
                 raise  # the engine failed: the machine's
             self.stopped = ENDED
             return None
+        if done.exit_code != 0 and not done.timed_out and not self.box.running():
+            self.stopped = ENDED
+            return None
+        return done
 
     def exec(self, command: str, *, timeout: float | None = None, env: dict[str, str] | None = None,
              user: str | None = None, workdir: str | None = None) -> ExecResult:
