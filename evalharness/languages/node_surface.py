@@ -185,8 +185,9 @@ def package_json_test_part(content: bytes | None) -> str | None:
 
 
 def package_json_changed(old: bytes | None, new: bytes | None) -> bool:
-    """Whether the test-affecting part differs between two sides (None: the side has no file); a side that cannot
-    be read counts as a change."""
+    """Whether the test-affecting part differs between two sides (None: the side has no file, so adding or
+    deleting a ``package.json`` is a change: it moves the boundary where Node looks up ``type`` and ``imports``);
+    a side that cannot be read counts as a change."""
     try:
         return package_json_test_part(old) != package_json_test_part(new)
     except ValueError:
@@ -241,7 +242,7 @@ def _json_loaded_strings(data: object) -> list[str]:
 
 
 _KEY_VALUE = re.compile(_LOADED_KEYS.pattern + r"""['"`]?\s*[:=]\s*""")
-_BARE = re.compile(r"""(?<![\w'"`])(\.\.?/[^\s'"`,\]]+)""")
+_BARE = re.compile(r"""(?<![\w'"`./])(\.\.?/[^\s'"`,\]]+)""")
 
 
 def _text_loaded_strings(text: str) -> list[str]:
