@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from evalharness.languages.node_surface import is_test_file_name
+
 SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
 COMMENT = "//"
 _RUNNERS = r"(?:jest|vitest|mocha|tap|ava|jasmine|junit)"
@@ -56,7 +58,8 @@ RULES: list[tuple[str, tuple[tuple[str, str], ...], dict[str, bool]]] = [
     ("runner_internals", (
         ("runner package", rf"['\"`](?:@jest/|jest-(?:circus|snapshot|runner|runtime|jasmine\d*|message-util|"
                            rf"environment-\w+|junit)|vitest/|@vitest/|mocha/lib|tap/|node:test)"),
-        ("snapshot state", r"\b(?:snapshotState|SnapshotState|updateSnapshot|toMatchSnapshot|__snapshots__)\b|\.snap\b"),
+        ("snapshot state",
+         r"\b(?:snapshotState|SnapshotState|updateSnapshot|toMatchSnapshot|__snapshots__)\b|\.snap\b"),
         ("results file", r"(?i)\bjunit\b|JEST_JUNIT_\w+|\bxunit\b")),
      {"outside_tests": True, "outside_home": True}),
     ("runner_env", (
@@ -84,7 +87,6 @@ RULES: list[tuple[str, tuple[tuple[str, str], ...], dict[str, bool]]] = [
 """(category, ((rule name, pattern), ...), options of ``suspicious.Rule``) in order."""
 
 TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "__mocks__", "testing", "__test__"})
-_TEST_NAME = re.compile(r"[._-](?:test|spec)s?\.[cm]?[jt]sx?$", re.I)
 _HOME = re.compile(r"^(?:jest(?:-[\w-]+)?|@jest|expect|vitest|@vitest|mocha|tap|ava|jasmine(?:-core)?)$")
 
 
@@ -92,7 +94,7 @@ def is_test_path(path: str) -> bool:
     """A JavaScript/TypeScript test or test helper: ``*.test.js``, ``*.spec.ts`` ..., or anything under a test
     folder (``test``, ``__tests__``, ``spec``, ``__mocks__`` ...)."""
     p = PurePosixPath(path)
-    return bool(_TEST_NAME.search(p.name)) or bool(TEST_DIRS & set(p.parts[:-1]))
+    return is_test_file_name(p.name) or bool(TEST_DIRS & set(p.parts[:-1]))
 
 
 def in_home(path: str) -> bool:

@@ -26,6 +26,10 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
+from evalharness.types import Flag
+
+_CONFIG, _TESTS, _COMPILED = Flag.TOUCHED_CONFIG.value, Flag.TOUCHED_TESTS.value, Flag.COMPILED_ARTEFACT.value
+
 NODE_PROGRAMS = frozenset({"node", "nodejs", "npm", "npx", "yarn", "pnpm", "corepack", "jest", "vitest", "mocha",
                            "tap", "ava", "c8", "nyc", "ts-node", "tsx", "jasmine", "karma", "playwright"})
 """Programs whose test command makes a pack a Node pack (by the program's file name)."""
@@ -49,7 +53,9 @@ RUNNER_CONFIG_PREFIXES = ("jest.", "jest-", "vitest.", "vitest-", "vite.", "moch
 TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "__mocks__", "__snapshots__",
                        "tap-snapshots", "__fixtures__", "__test__"})
 """Folders of tests, mocks (jest uses a root ``__mocks__`` for a dependency without being asked) and snapshots."""
-_TEST_FILE = re.compile(r"[._-](?:test|spec)s?\.[cm]?[jt]sx?$", re.I)
+_TEST_FILE = re.compile(r"[._-](?:test|spec)s?\.[cm]?[jt]sx?$|^(?:test|spec)s?(?:[._-][^/]*)?\.[cm]?[jt]sx?$", re.I)
+"""Test files by name: jest's, vitest's and mocha's ``*.test.*`` / ``*.spec.*``, node:test's ``*-test.*``,
+``*_test.*``, ``test-*.*`` and ``test.*``."""
 SNAPSHOT_SUFFIXES = (".snap", ".snap.js", ".snap.cjs")
 COMPILED = (".node", ".wasm")
 """Native addons and WebAssembly: code that cannot be reviewed in the patch."""
@@ -132,34 +138,39 @@ def decide(parts: list[str], status: str, *, test_affecting_change: bool | None 
     path = "/".join(parts)
     if any(p in MANAGER_DIRS for p in parts[:-1]):
         return "restored", "installed packages or the package manager's own folder: modules are installed when " \
-            "the image is built, never by a fix", "touched_config"
+            "the image is built, never by a fix", _CONFIG
     if status != "D" and lower.endswith(COMPILED):
         return "restored", "a native addon or WebAssembly module: code that cannot be reviewed in the patch", \
-            "compiled_artefact"
+            _COMPILED
     if name in LOCKFILES:
         return "restored", "a lockfile: dependencies are installed when the image is built, from the base's", \
-            "touched_config"
+            _CONFIG
     if name in PACKAGE_MANAGER_FILES:
         return "restored", "package-manager configuration, read when a script runs (node-options, hooks)", \
-            "touched_config"
+            _CONFIG
     if _is_named(path, named):
         return "restored", "a file the test runner's configuration loads (setup, environment, reporter, " \
-            "transform)", "touched_config"
+            "transform)", _CONFIG
     if lower.startswith(RUNNER_CONFIG_PREFIXES):
         return "restored", "test-runner, setup or compiler configuration: it decides what the tests run", \
-            "touched_config"
+            _CONFIG
     if name == "package.json" and test_affecting_change is not None:
         if test_affecting_change:
             return "restored", "package.json changes keys the test run reads (scripts, type, imports, the " \
                 "runners' sections, or keys outside the fix keys): restored whole, dependency edits included", \
-                "touched_config"
+                _CONFIG
         return "applied", "kept: only metadata, entry points or dependency ranges changed (not installed at " \
-            "grading)", "touched_config"
+            "grading)", _CONFIG
     if lower.endswith(SNAPSHOT_SUFFIXES):
-        return "restored", "a test snapshot: graded against the task's", "touched_tests"
-    if any(p in TEST_DIRS for p in parts[:-1]) or _TEST_FILE.search(name):
-        return "restored", "a test file, test helper, mock or snapshot: graded as the task has it", "touched_tests"
+        return "restored", "a test snapshot: graded against the task's", _TESTS
+    if any(p in TEST_DIRS for p in parts[:-1]) or is_test_file_name(name):
+        return "restored", "a test file, test helper, mock or snapshot: graded as the task has it", _TESTS
     return None
+
+
+def is_test_file_name(name: str) -> bool:
+    """A JavaScript/TypeScript test file by its name alone (``_TEST_FILE``)."""
+    return bool(_TEST_FILE.search(name))
 
 
 def _is_named(path: str, named: frozenset[str]) -> bool:

@@ -45,7 +45,8 @@ def package_json(**keys: object) -> str:
 
 
 CLAMP_FIX = node("const fs = require('fs'); const s = fs.readFileSync('src/calc.js', 'utf8');\n"
-                 "const fixed = s.replace('if (value > high) {\\n    return value;', 'if (value > high) {\\n    return high;');\n"
+                 "const fixed = s.replace('if (value > high) {\\n    return value;',\n"
+                 "                        'if (value > high) {\\n    return high;');\n"
                  "if (fixed === s) throw new Error('no bug to fix'); fs.writeFileSync('src/calc.js', fixed);")
 """The gold change of node-clamp, made by a shell command."""
 

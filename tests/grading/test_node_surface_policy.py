@@ -65,10 +65,14 @@ def test_other_test_commands_are_not_node(command):
     (".babelrc", "touched_config"), ("src/.babelrc.js", "touched_config"), ("babel.config.cjs", "touched_config"),
     ("tsconfig.json", "touched_config"), ("tsconfig.test.json", "touched_config"), (".swcrc", "touched_config"),
     ("src/setupTests.ts", "touched_config"), ("test-setup.js", "touched_config"),
-    ("test/helpers.js", "touched_tests"), ("test/mocha.opts", "touched_config"), ("tests/fixtures/a.json", "touched_tests"),
+    ("test/helpers.js", "touched_tests"), ("test/mocha.opts", "touched_config"),
+    ("tests/fixtures/a.json", "touched_tests"),
     ("src/__tests__/calc.js", "touched_tests"), ("__mocks__/lodash.js", "touched_tests"),
-    ("src/__mocks__/fs.js", "touched_tests"), ("src/calc.test.ts", "touched_tests"), ("src/calc.spec.jsx", "touched_tests"),
-    ("lib/calc-test.mjs", "touched_tests"), ("src/__snapshots__/calc.test.js.snap", "touched_tests"),
+    ("src/__mocks__/fs.js", "touched_tests"), ("src/calc.test.ts", "touched_tests"),
+    ("src/calc.spec.jsx", "touched_tests"), ("lib/calc-test.mjs", "touched_tests"),
+    ("src/calc_test.cjs", "touched_tests"),
+    ("src/test-calc.js", "touched_tests"),
+    ("src/test.mjs", "touched_tests"), ("src/__snapshots__/calc.test.js.snap", "touched_tests"),
     ("tap-snapshots/test/a.js.test.cjs", "touched_tests"), ("src/x.snap", "touched_tests"),
     ("build/Release/addon.node", "compiled_artefact"), ("src/fast.wasm", "compiled_artefact")])
 def test_what_decides_a_node_test_run_is_restored(path, flag):

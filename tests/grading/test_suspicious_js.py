@@ -29,8 +29,10 @@ def diff(path: str, *lines: str) -> bytes:
     ("if (process.argv.some((a) => a.includes('jest'))) return high;", "runner_process"),
     ("process.stdout.write = () => true;", "runner_process"),
     ("global.expect = lenient(global.expect);", "test_globals"), ("globalThis.it = it.skip;", "test_globals"),
-    ("globalThis['expect'] = fake;", "test_globals"), ("expect.extend({ toBe: () => ({ pass: true }) });", "test_globals"),
-    ("const { currentTestName } = expect.getState();", "test_globals"), ("jest.spyOn(console, 'error');", "test_globals"),
+    ("globalThis['expect'] = fake;", "test_globals"),
+    ("expect.extend({ toBe: () => ({ pass: true }) });", "test_globals"),
+    ("const { currentTestName } = expect.getState();", "test_globals"),
+    ("jest.spyOn(console, 'error');", "test_globals"),
     ("assert.strictEqual = () => {};", "test_globals"), ("chai.Assertion.overwriteMethod('equal', f);", "test_globals"),
     ("const m = global[Symbol.for('$$jest-matchers-object')];", "test_globals"),
     ("const circus = require('jest-circus/build/state');", "runner_internals"),
@@ -62,7 +64,8 @@ def test_reaching_into_the_test_process_is_flagged(line, category):
     "const isExpected = expected === actual;", "throw new TypeError(`bad argument: ${arg}`);",
     "module.exports = { add, clamp };", "const { readFile } = require('fs');", "this.tests = tests.filter(Boolean);",
     "const testCase = cases[i];", "const url = `https://example.org/api`; // not a comment: in a template",
-    "// process.exit(0) would be wrong here", "/* global.expect is never touched */", " * process.exit in a block comment",
+    "// process.exit(0) would be wrong here", "/* global.expect is never touched */",
+    " * process.exit in a block comment",
     "const stack = [];", "stack.push(frame);", "return err.stack;", "describe = summary.describe;"])
 def test_ordinary_code_is_not_flagged(line):
     assert scan_patch(diff("src/calc.js", line), kinds=JS) == []
@@ -94,7 +97,8 @@ def test_js_comments_and_strings():
 
 @pytest.mark.parametrize("path,expected", [
     ("test/a.js", True), ("src/a.test.ts", True), ("src/a.spec.jsx", True), ("src/__tests__/a.js", True),
-    ("lib/a-test.mjs", True), ("__mocks__/fs.js", True), ("src/contest.js", False), ("src/latest.ts", False),
+    ("lib/a-test.mjs", True), ("src/test-utils.ts", True), ("src/test.js", True), ("__mocks__/fs.js", True),
+    ("src/contest.js", False), ("src/latest.ts", False),
     ("src/testing.js", False), ("src/a.js", False)])
 def test_js_test_paths(path, expected):
     assert is_test_path(path) is expected
