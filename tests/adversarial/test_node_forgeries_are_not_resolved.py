@@ -3,7 +3,8 @@
 The pack is ``tests/data/nodepack`` (jest 29 and jest-junit from the npm registry at build time; results as
 JUnit XML, an unguarded test command). Every row but ``ok`` leaves the bug in place and tries to have the trial
 stored ``resolved`` by one route: a jest configuration that rewrites the failing test (a transformer named in
-``package.json`` and in ``jest.config.js``), a setup file and a results processor that forge passes, a planted
+``package.json`` and in ``jest.config.js``), a setup file (a new one, and the one the base's configuration
+names) and a results processor that forge passes, a planted
 ``node_modules`` package, a rewritten snapshot; then code under test reaching into jest's process, a
 route the grader cannot close (the code runs inside the test process): those rows are strict expected failures
 (``KNOWN_OPEN_NODE``) and must carry ``suspicious_code`` (docs/threat-model.md, "Node packs"). Each forgery was
