@@ -6,7 +6,8 @@ human reads the quoted lines before the number is used.
 Pure: ``scan_patch`` reads the unified diff's bytes and nothing else. The diff is parsed here (it is only ever
 *shown*, the grader's surface comes from git itself, ``surface.py``), counting each hunk's lines, so an added line
 that reads ``+++ b/x`` is never taken for a header. Only added lines of code files are scanned (``KINDS``: the
-file kind by suffix; each kind has its own rule table in ``RULES``, so a language is one more entry); deleted and
+file kind by suffix; each kind has its own rule table in ``RULES``, so a language is one more entry: JavaScript and
+TypeScript's are in ``suspicious_js.py``, read for Node packs only, ``scan_patch(kinds=...)``); deleted and
 context lines, ``\\ No newline`` markers and binary patches are skipped. A line that is only a comment is skipped,
 and a trailing comment is cut before matching; string literals are matched (``"PYTEST_CURRENT_TEST"`` is the
 point).
