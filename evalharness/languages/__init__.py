@@ -1,0 +1,1 @@
+"""Language modules: what evalharness knows about each language's projects."""
