@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from datetime import date, datetime, timedelta, timezone
@@ -75,6 +76,8 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
       3    some trials lost to infrastructure on a day that is not an outage:
            run again the same day to retry them
       2    the command line itself is malformed (click's usage error)
+      75   refused: another drift run holds this store's lock; nothing was run
+           (not counted in the order above: a refused run has no streams)
       130  interrupted; run again the same day to resume
     A failing --on-alert command is reported on stderr and does not change the
     exit code; its alerts are told again by the next drift run.
@@ -84,8 +87,9 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
     config = _config(config_path)
     the_day = _day(day)
     try:
-        result = run_drift(config, the_day, streams=list(streams) or None, ca_bundle=ca_bundle,
-                           alert_file=alert_file, on_alert=on_alert)
+        with _refused_when_busy():
+            result = run_drift(config, the_day, streams=list(streams) or None, ca_bundle=ca_bundle,
+                               alert_file=alert_file, on_alert=on_alert)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted: containers removed, finished trials stored; run `drift run --day {the_day}` "
                    "again to resume the day", err=True)
@@ -98,6 +102,18 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
         click.echo(f"alert: {alert['stream']} {alert['day']} {alert['kind']}: {alert['message']}", err=True)
     click.echo(f"alert file: {result.alert_file}", err=True)
     sys.exit(result.exit_code)
+
+
+@contextlib.contextmanager
+def _refused_when_busy():
+    """Another drift run holds the store's lock: say so and exit EXIT_BUSY (75), never 1 (a config error)."""
+    from evalharness.drift.lock import EXIT_BUSY, DriftBusy
+
+    try:
+        yield
+    except DriftBusy as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_BUSY)
 
 
 def _pct(x) -> str:
@@ -187,7 +203,9 @@ def drift_report_cmd(config_path, db, output) -> None:
 @CONFIG
 @click.option("--stream", required=True, help="The stream to re-baseline.")
 def drift_rebaseline_cmd(config_path, stream) -> None:
-    """Collect a new baseline from the stream's next day (after a deliberate change); old days are kept."""
+    """Collect a new baseline from the stream's next day (after a deliberate change); old days are kept.
+
+    Exits 75 when another drift run holds the store's lock (nothing changed), 1 on a configuration error."""
     from evalharness.drift.lock import drift_lock
     from evalharness.drift.state import settings_of
     from evalharness.drift.tables import DriftTables
@@ -196,7 +214,7 @@ def drift_rebaseline_cmd(config_path, stream) -> None:
     config = _config(config_path)
     spec = config.stream(stream)
     store = Store(database_url(config.store))
-    with drift_lock(store.url, store.engine):
+    with _refused_when_busy(), drift_lock(store.url, store.engine):
         tables = DriftTables(store)
         days = tables.days(stream)
         last = date.fromisoformat(days[-1]["day"]) if days else datetime.now(timezone.utc).date() - timedelta(days=1)

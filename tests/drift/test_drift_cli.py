@@ -127,7 +127,9 @@ def test_help_and_docs_list_the_exit_codes_the_code_returns(tmp_path):
 
     helptext = cli(tmp_path, "drift", "run", "--help").stdout
     docs = (REPO / "docs" / "drift.md").read_text()
-    codes = {*alerts.EXIT.values(), alerts.EXIT_OK, alerts.EXIT_INTERRUPTED, 2}
+    from evalharness.drift.lock import EXIT_BUSY
+
+    codes = {*alerts.EXIT.values(), alerts.EXIT_OK, alerts.EXIT_INTERRUPTED, EXIT_BUSY, 2}
     assert {int(c) for c in re.findall(r"^\s{4}(\d+)\s{2,}", helptext, re.M)} == codes
     assert {int(c) for c in re.findall(r"^\| (\d+) \|", docs, re.M)} == codes
     assert "10 > 11 > 1 > 3 > 0" in helptext and "10 > 11 > 1 > 3 > 0" in docs

@@ -57,7 +57,7 @@ def _run_with_a_second_at_once(home, i: int) -> tuple[int, dict]:
             time.sleep(0.2)
         second = cli(home, "drift", "run", "--config", "drift.yaml", "--day", _day(i), "--format", "json")
         out, _ = first.communicate(timeout=900)
-    assert second.returncode == 1 and second.stdout == "", second.stderr
+    assert second.returncode == 75 and second.stdout == "", second.stderr
     assert "another `drift run` is running on this store" in second.stderr
     return first.returncode, json.loads(out)
 
