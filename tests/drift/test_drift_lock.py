@@ -92,6 +92,9 @@ def test_the_drift_tables_work_on_postgresql(postgres_url):
     assert tables.put_alert(alert) is True
     tables.mark_notified([alert])
     assert tables.put_alert(alert) is False  # told before: not again
+    assert tables.put_alert({**alert, "p0": 0.9}) is False and tables.alerts("pg")[0]["p0"] == 0.5  # kept as raised
+    tables.add_note({"stream": "pg", "day": "2026-01-03", "message": "re-run"})
+    assert [n["message"] for n in tables.notes(day="2026-01-03")] == ["re-run"]
     assert "pg" in tables.streams()
 
 

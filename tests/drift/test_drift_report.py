@@ -109,3 +109,18 @@ def test_report_shows_the_baseline_warnings_and_the_promised_delay(degenerate_sh
     assert "Warning: short baseline (10 days, 20 trials; " in html and "Warning: degenerate baseline" in html
     assert (f"Promised detection delay of a drop of 10 points: median {baseline['delay_days']:.1f} days, "
             f"95th percentile {baseline['delay_days_95']:.1f} days") in html
+
+
+def test_reevaluation_speaks_only_when_the_detector_disagrees_with_the_alarms_raised():
+    from evalharness.drift.summary import reevaluation, warnings
+
+    monitored = ["2026-02-01", "2026-02-02", "2026-02-03"]
+    assert reevaluation(["2026-02-03"], ["2026-02-03"], monitored) is None
+    assert reevaluation(["2025-12-01", "2026-02-03"], ["2026-02-03"], monitored) is None  # an older epoch's alarm
+    moved = reevaluation(["2026-02-03"], ["2026-02-02"], monitored)
+    assert "detector alarms on 2026-02-02" in moved and "recorded as sent): 2026-02-03" in moved
+    assert "detector alarms on no day" in reevaluation(["2026-02-03"], [], monitored)
+    assert reevaluation([], [], []) is None
+    assert warnings({"note": "short baseline (3 days; want more); degenerate baseline: x"}) == [
+        "short baseline (3 days; want more)", "degenerate baseline: x"]
+    assert warnings({"state": "collecting"}) == []
