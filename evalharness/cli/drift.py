@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 from pathlib import Path
 
 import click
@@ -30,9 +31,10 @@ def drift_cmd() -> None:
     """
 
 
-def _day(text: str | None) -> date:
+def _day(text: str | None) -> date | None:
+    """--day as a date; None when not given (each stream's today, in its time zone)."""
     if not text:
-        return datetime.now(timezone.utc).date()
+        return None
     try:
         return date.fromisoformat(text)
     except ValueError:
@@ -50,7 +52,8 @@ def _config(path: Path | None):
 @drift_cmd.command("run")
 @CONFIG
 @click.option("--day", default=None, envvar="EVALHARNESS_DRIFT_DAY", metavar="YYYY-MM-DD",
-              help="The day the trials count for (default: today, UTC; env EVALHARNESS_DRIFT_DAY).")
+              help="The day the trials count for, every stream (default: today's date in each stream's "
+                   "`timezone`, UTC unless drift.yaml says otherwise; env EVALHARNESS_DRIFT_DAY).")
 @click.option("--stream", "streams", multiple=True, help="Only this stream (repeatable; default: all).")
 @click.option("--on-alert", default=None, metavar="COMMAND",
               help="Shell command run once when the run raises an alert not told before; the alert JSON on stdin.")
@@ -60,6 +63,12 @@ def _config(path: Path | None):
 @CA_BUNDLE
 def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundle) -> None:
     """Run the day for every stream: one evalharness run per stream and day, idempotent and resumable.
+
+    \b
+    A day is a calendar date: --day, else today in the stream's `timezone`
+    (an IANA name in drift.yaml; UTC by default), whatever the machine's zone.
+    What was alerted stays: a later run of a day (a retried outage) never
+    rewrites its recorded alerts or alert file; what it finds is added as a note.
 
     \b
     A second run the same day adds no trial; a day interrupted or with trials lost
@@ -75,6 +84,8 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
       3    some trials lost to infrastructure on a day that is not an outage:
            run again the same day to retry them
       2    the command line itself is malformed (click's usage error)
+      75   refused: another drift run holds this store's lock; nothing was run
+           (not counted in the order above: a refused run has no streams)
       130  interrupted; run again the same day to resume
     A failing --on-alert command is reported on stderr and does not change the
     exit code; its alerts are told again by the next drift run.
@@ -84,11 +95,13 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
     config = _config(config_path)
     the_day = _day(day)
     try:
-        result = run_drift(config, the_day, streams=list(streams) or None, ca_bundle=ca_bundle,
-                           alert_file=alert_file, on_alert=on_alert)
+        with _refused_when_busy():
+            result = run_drift(config, the_day, streams=list(streams) or None, ca_bundle=ca_bundle,
+                               alert_file=alert_file, on_alert=on_alert)
     except KeyboardInterrupt:
-        click.echo(f"\ninterrupted: containers removed, finished trials stored; run `drift run --day {the_day}` "
-                   "again to resume the day", err=True)
+        again = f"drift run --day {the_day}" if the_day else "drift run"
+        click.echo(f"\ninterrupted: containers removed, finished trials stored; run `{again}` again the same day "
+                   "to resume it", err=True)
         sys.exit(130)
     if fmt == "json":
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
@@ -96,8 +109,21 @@ def drift_run_cmd(config_path, day, streams, on_alert, alert_file, fmt, ca_bundl
         click.echo(_run_table(result))
     for alert in result.alerts:
         click.echo(f"alert: {alert['stream']} {alert['day']} {alert['kind']}: {alert['message']}", err=True)
-    click.echo(f"alert file: {result.alert_file}", err=True)
+    for path in result.alert_files.values():
+        click.echo(f"alert file: {path}", err=True)
     sys.exit(result.exit_code)
+
+
+@contextlib.contextmanager
+def _refused_when_busy():
+    """Another drift run holds the store's lock: say so and exit EXIT_BUSY (75), never 1 (a config error)."""
+    from evalharness.drift.lock import EXIT_BUSY, DriftBusy
+
+    try:
+        yield
+    except DriftBusy as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_BUSY)
 
 
 def _pct(x) -> str:
@@ -119,7 +145,8 @@ def _run_table(result) -> str:
                      str(st.infra) if st else "-", _baseline_cell(s.summary.get("baseline")),
                      _f(s.summary.get("statistic")), _f(s.summary.get("threshold")),
                      ", ".join(a["kind"] for a in s.alerts) or ("error" if s.error else "-"), s.action or "-"])
-    return text_table(rows, f"drift run {result.day} (exit {result.exit_code})")
+    return text_table(rows, f"drift run {result.day or ', '.join(sorted(result.alert_files))} "
+                            f"(exit {result.exit_code})")
 
 
 def _baseline_cell(b) -> str:
@@ -149,9 +176,13 @@ def _tables(config_path: Path | None, db: str | None):
 @click.option("--db", default=None, help="Database URL or SQLite path (instead of --config).")
 @FORMAT
 def drift_status_cmd(config_path, db, fmt) -> None:
-    """Each stream's state: days, baseline, today's statistic and threshold, p, last alarm and outage."""
-    from evalharness.drift.run import summarise
+    """Each stream's state: days, baseline, promised delay, statistic, threshold, p, last alarm and outage.
+
+    Below the table: the baseline's warnings (short, degenerate), where the detector alarms on the stored
+    days as they are now when that differs from the alarms raised (which stay as recorded), and notes of
+    later runs of days already evaluated."""
     from evalharness.drift.state import stream_state
+    from evalharness.drift.summary import summarise
     from evalharness.report.render import text_table
 
     tables = _tables(config_path, db)
@@ -159,13 +190,40 @@ def drift_status_cmd(config_path, db, fmt) -> None:
     if fmt == "json":
         click.echo(json.dumps({"streams": [{"stream": k, **v} for k, v in states.items()]}, indent=2, default=str))
         return
-    rows = [["stream", "days", "baseline", "statistic", "threshold", "p always-valid", "last alarm", "last outage"]]
+    rows = [["stream", "days", "baseline", "promised delay", "statistic", "threshold", "p always-valid",
+             "last alarm", "last outage"]]
     for name, s in states.items():
         counts = ", ".join(f"{k} {v}" for k, v in sorted(s["day_counts"].items()))
         rows.append([name, f"{s['days']} ({counts})" if counts else "0", _baseline_cell(s["baseline"]),
-                     _f(s["statistic"]), _f(s["threshold"]), _f(s["p_always_valid"], 4), s["last_alarm"] or "-",
-                     s["last_outage"] or "-"])
-    click.echo(text_table(rows, "drift streams") if states else "no drift streams in this store yet")
+                     _delay_cell(s["baseline"]), _f(s["statistic"]), _f(s["threshold"]), _f(s["p_always_valid"], 4),
+                     s["last_alarm"] or "-", s["last_outage"] or "-"])
+    if not states:
+        click.echo("no drift streams in this store yet")
+        return
+    click.echo(text_table(rows, "drift streams"))
+    for line in _status_lines(states):
+        click.echo(line)
+
+
+def _delay_cell(b) -> str:
+    """The frozen baseline's promise: median (95th percentile) days to alarm on a drop of delta."""
+    if not b or b["state"] != "frozen" or b.get("delay_days") is None:
+        return "-"
+    drop = f"{100 * b['delta']:.0f}-pt drop: " if b.get("delta") is not None else ""
+    p95 = f" (95%: {b['delay_days_95']:.1f})" if b.get("delay_days_95") is not None else ""
+    return f"{drop}{b['delay_days']:.1f} d{p95}"
+
+
+def _status_lines(states: dict) -> list[str]:
+    """Below the table, per stream: the baseline's warnings, a re-evaluation that differs from the alarms
+    raised, and the notes of later runs of evaluated days."""
+    out = []
+    for name, s in states.items():
+        out += [f"{name}: warning: {w}" for w in s["warnings"]]
+        if s["reevaluation"]:
+            out.append(f"{name}: {s['reevaluation']}")
+        out += [f"{name}: note: {n}" for n in s["notes"]]
+    return out
 
 
 @drift_cmd.command("report")
@@ -187,7 +245,10 @@ def drift_report_cmd(config_path, db, output) -> None:
 @CONFIG
 @click.option("--stream", required=True, help="The stream to re-baseline.")
 def drift_rebaseline_cmd(config_path, stream) -> None:
-    """Collect a new baseline from the stream's next day (after a deliberate change); old days are kept."""
+    """Collect a new baseline from the stream's next day (after a deliberate change); old days are kept.
+
+    Exits 75 when another drift run holds the store's lock (nothing changed), 1 on a configuration error."""
+    from evalharness.drift.dates import today_in
     from evalharness.drift.lock import drift_lock
     from evalharness.drift.state import settings_of
     from evalharness.drift.tables import DriftTables
@@ -196,10 +257,10 @@ def drift_rebaseline_cmd(config_path, stream) -> None:
     config = _config(config_path)
     spec = config.stream(stream)
     store = Store(database_url(config.store))
-    with drift_lock(store.url, store.engine):
+    with _refused_when_busy(), drift_lock(store.url, store.engine):
         tables = DriftTables(store)
         days = tables.days(stream)
-        last = date.fromisoformat(days[-1]["day"]) if days else datetime.now(timezone.utc).date() - timedelta(days=1)
+        last = date.fromisoformat(days[-1]["day"]) if days else today_in(spec.timezone) - timedelta(days=1)
         from_day = (last + timedelta(days=1)).isoformat()
         tables.new_epoch(stream, from_day, settings_of(spec))
     click.echo(f"stream {stream}: a new baseline is collected from {from_day} ({spec.baseline_days} ok days); "

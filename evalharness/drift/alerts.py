@@ -30,10 +30,13 @@ def exit_code(codes: Iterable[int]) -> int:
     return next((c for c in SEVERITY if c in present), EXIT_OK)
 
 
-def alert_document(day: str, alerts: list[dict[str, Any]], code: int) -> dict[str, Any]:
-    """The alert file's JSON (docs/drift.md, "Alert file")."""
+def alert_document(day: str, alerts: list[dict[str, Any]], code: int,
+                   notes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The alert file's JSON (docs/drift.md, "The alert file"): every alert recorded for ``day`` as it was
+    raised, the notes of later runs of that day, and the exit code of the latest run."""
     return {"schema": "evalharness.drift.alerts/1", "day": day, "exit_code": code,
-            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "alerts": alerts}
+            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "alerts": alerts,
+            "notes": notes or []}
 
 
 def write_alert_file(path: Path, document: dict[str, Any]) -> None:

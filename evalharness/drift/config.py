@@ -52,6 +52,17 @@ class StreamConfig(BaseModel):
     infra_retries: int = Field(default=2, ge=0)
     max_steps: int | None = Field(default=None, gt=0)
     max_wall_s: float | None = Field(default=None, gt=0)
+    timezone: str = "UTC"
+    """The IANA time zone whose calendar dates the stream's days are (dates.py): `drift run` without
+    ``--day`` counts for today's date there."""
+
+    @field_validator("timezone")
+    @classmethod
+    def _a_zone(cls, value: str) -> str:
+        from evalharness.drift.dates import zone
+
+        zone(value)  # ValueError names it
+        return value
 
     @field_validator("name")
     @classmethod

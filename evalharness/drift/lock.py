@@ -4,7 +4,8 @@ SQLite: an fcntl lock on a file beside the database (``<db>.drift-lock``) holdin
 host and pid; the kernel drops it when the process dies, so a killed run never leaves it stuck.
 PostgreSQL: ``pg_try_advisory_lock`` on a connection kept open for the whole run, so two
 machines sharing the database cannot run the same day at once; it too ends with the session.
-A second run refuses at once (a UserError naming the holder), it never waits.
+A second run refuses at once (``DriftBusy``, a UserError naming the holder; the CLI exits with
+``EXIT_BUSY``, 75, distinct from a configuration error's 1), it never waits.
 """
 
 from __future__ import annotations
@@ -20,10 +21,18 @@ import sqlalchemy as sa
 
 from evalharness.errors import UserError
 
-__all__ = ["drift_lock", "ADVISORY_KEY"]
+__all__ = ["drift_lock", "DriftBusy", "ADVISORY_KEY", "EXIT_BUSY"]
 
 ADVISORY_KEY = 0x45484446  # "EHDF": evalharness drift, one key per database
+EXIT_BUSY = 75
+"""The exit code of a run refused because another holds the lock (sysexits' EX_TEMPFAIL: try again later)."""
 _BUSY_HINT = "one `drift run` at a time per store; this one stops without running anything (cron: the next one will)"
+
+
+class DriftBusy(UserError):
+    """Another `drift run` (or `drift rebaseline`) holds the store's lock: nothing was run."""
+
+    exit_code = EXIT_BUSY
 
 
 @contextlib.contextmanager
@@ -47,7 +56,7 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-            raise UserError(f"another `drift run` is running on this store ({holder}; lock {path})",
+            raise DriftBusy(f"another `drift run` is running on this store ({holder}; lock {path})",
                             _BUSY_HINT) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
@@ -63,7 +72,7 @@ def _advisory_lock(engine: sa.Engine) -> Iterator[None]:
         got = conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_KEY}).scalar()
         conn.commit()
         if not got:
-            raise UserError("another `drift run` is running on this database (PostgreSQL advisory lock "
+            raise DriftBusy("another `drift run` is running on this database (PostgreSQL advisory lock "
                             f"{ADVISORY_KEY} is held)", _BUSY_HINT)
         try:
             yield

@@ -1,12 +1,14 @@
 """The daily step of `drift run`: per stream, the day's one evalharness run, its status, its verdict.
 
 Per stream and day (the day the trials count for, not their wall-clock time):
+0. the day: ``--day``, else today's date in the stream's time zone (dates.py);
 1. the day's tasks (schedule.py) and ONE run named ``drift:<stream>:<day>``, recorded in
    drift_days before it starts, so a killed `drift run` is found and resumed;
 2. idempotent: a day whose run is complete with no infrastructure failure left adds nothing; one
    that was interrupted or lost trials to infrastructure is resumed (only those trials run);
 3. the day's status (days.py); the baseline frozen once its ok days are in (state.py);
-4. the verdict on the monitored days and the day's alerts (alerts.py).
+4. the verdict on the monitored days and the day's alerts (alerts.py), recorded append-only: a later
+   run of the day (a retried outage) never rewrites what was alerted; what it finds is a note beside it.
 Everything is under one lock per store (lock.py).
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,15 +24,17 @@ import yaml
 
 from evalharness.drift import alerts as alerting
 from evalharness.drift.config import DriftConfig, StreamConfig
+from evalharness.drift.dates import stream_days
 from evalharness.drift.days import DayStatus, day_status
 from evalharness.drift.lock import drift_lock
 from evalharness.drift.schedule import day_tasks
-from evalharness.drift.state import alarm_days, freeze_if_due, last_statistic, settings_of, stream_state
+from evalharness.drift.state import freeze_if_due, read_history, settings_of, stream_state
+from evalharness.drift.summary import summarise
 from evalharness.drift.tables import DriftTables
 from evalharness.errors import ConfigError, UserError
 from evalharness.store import Store, database_url
 
-__all__ = ["StreamDay", "DriftRun", "run_drift"]
+__all__ = ["StreamDay", "DriftRun", "run_drift", "summarise"]
 
 Log = Callable[[str], None]
 
@@ -46,6 +50,11 @@ class StreamDay:
     trials_run: int = 0
     summary: dict[str, Any] = field(default_factory=dict)
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    """This run's evaluation of the day (recorded in drift_alerts unless one of the kind is already)."""
+    untold: list[dict[str, Any]] = field(default_factory=list)
+    """The alerts of this run that --on-alert was not told about before."""
+    note: dict[str, Any] | None = None
+    """What this run found on a day evaluated before, when it differs (drift_notes)."""
     error: str | None = None
 
     @property
@@ -55,14 +64,17 @@ class StreamDay:
     def to_dict(self) -> dict[str, Any]:
         return {"stream": self.stream, "day": self.day, "run_id": self.run_id, "action": self.action,
                 "trials_run": self.trials_run, "status": self.status.to_dict() if self.status else None,
-                **self.summary, "alerts": self.alerts, "error": self.error, "exit_code": self.exit_code}
+                **self.summary, "alerts": self.alerts, "note": self.note, "error": self.error,
+                "exit_code": self.exit_code}
 
 
 @dataclass
 class DriftRun:
-    day: str
+    day: str | None
+    """The day every stream ran for; None when the streams' time zones put them on different dates."""
     streams: list[StreamDay]
-    alert_file: Path | None = None
+    alert_files: dict[str, Path] = field(default_factory=dict)
+    """One alert file per day run."""
     on_alert_error: str | None = None
 
     @property
@@ -74,34 +86,52 @@ class DriftRun:
         return alerting.exit_code(s.exit_code for s in self.streams)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"day": self.day, "exit_code": self.exit_code, "streams": [s.to_dict() for s in self.streams],
-                "alerts": self.alerts, "alert_file": str(self.alert_file) if self.alert_file else None,
+        files = {d: str(p) for d, p in self.alert_files.items()}
+        return {"day": self.day, "days": sorted(files), "exit_code": self.exit_code,
+                "streams": [s.to_dict() for s in self.streams], "alerts": self.alerts,
+                "alert_file": next(iter(files.values())) if len(files) == 1 else None, "alert_files": files,
                 "on_alert_error": self.on_alert_error}
 
 
-def run_drift(config: DriftConfig, day: date, *, streams: list[str] | None = None, log: Log | None = None,
-              ca_bundle: Path | None = None, alert_file: Path | None = None, on_alert: str | None = None) -> DriftRun:
-    """Run ``day`` for the chosen streams (all by default) under the store's drift lock, then deliver its
-    alerts: stored, written to the day's alert file, and told to ``on_alert`` if any is new."""
+def run_drift(config: DriftConfig, day: date | None, *, streams: list[str] | None = None, log: Log | None = None,
+              ca_bundle: Path | None = None, alert_file: Path | None = None, on_alert: str | None = None,
+              now: datetime | None = None) -> DriftRun:
+    """Run the chosen streams (all by default) under the store's drift lock, each for ``day`` or, when None,
+    for today in its time zone; then deliver each day's alerts: stored, written to the day's alert file,
+    and told to ``on_alert`` if any is new."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     chosen = [config.stream(n) for n in streams] if streams else list(config.streams)
+    days = {name: d.isoformat() for name, d in stream_days({s.name: s.timezone for s in chosen}, day, now).items()}
+    if alert_file and len(set(days.values())) > 1:
+        raise ConfigError(f"--alert-file names one file, but the streams' time zones put them on different days "
+                          f"({_listed(days)}): give --day, or leave the alert files to their folder")
     url = database_url(config.store)
     store = Store(url)
     with drift_lock(url, store.engine):
         tables = DriftTables(store)
-        out = DriftRun(day.isoformat(), [])
+        out = DriftRun(next(iter(days.values())) if len(set(days.values())) == 1 else None, [])
         for stream in chosen:
-            out.streams.append(_run_stream(config, stream, day, tables, log, ca_bundle))
-        out.alert_file = alert_file or config.alerts_folder / f"{out.day}.json"
-        deliver(out, tables, out.alert_file, on_alert, log)
+            out.streams.append(_run_stream(config, stream, date.fromisoformat(days[stream.name]), tables, log,
+                                           ca_bundle))
+        for the_day in sorted(set(days.values())):
+            out.alert_files[the_day] = alert_file or config.alerts_folder / f"{the_day}.json"
+            deliver(out, the_day, tables, out.alert_files[the_day], on_alert, log)
     return out
 
 
-def deliver(out: "DriftRun", tables: DriftTables, alert_file: Path, on_alert: str | None, log: Log) -> None:
-    """Store the run's alerts, write the alert file (always: it holds the latest run of the day), and run
-    ``on_alert`` once when some alert was not told before; a failure of it is logged and retried next run."""
-    new = [a for a in out.alerts if tables.put_alert(a)]
-    document = alerting.alert_document(out.day, out.alerts, out.exit_code)
+def _listed(days: dict[str, str]) -> str:
+    return ", ".join(f"{name} {d}" for name, d in days.items())
+
+
+def deliver(out: "DriftRun", day: str, tables: DriftTables, alert_file: Path, on_alert: str | None,
+            log: Log) -> None:
+    """Write the day's alert file (always: every alert recorded for the day, as raised, the notes of later runs
+    and the exit code of this run's streams on that day) and run ``on_alert`` once when some alert was not
+    told before; a failure of it is logged and its alerts are told again by the next run."""
+    streams = [s for s in out.streams if s.day == day]
+    new = [a for s in streams for a in s.untold]
+    document = alerting.alert_document(day, _public(tables.alerts(day=day)),
+                                       alerting.exit_code(s.exit_code for s in streams), notes=tables.notes(day=day))
     alerting.write_alert_file(alert_file, document)
     if on_alert and new:
         problem = alerting.run_on_alert(on_alert, {**document, "new": new})
@@ -110,13 +140,14 @@ def deliver(out: "DriftRun", tables: DriftTables, alert_file: Path, on_alert: st
             log(f"error: --on-alert command {problem}; its alerts are kept and told again by the next drift run")
         else:
             tables.mark_notified(new)
-    elif on_alert and out.alerts:
+    elif on_alert and any(s.alerts for s in streams):
         log("drift: every alert of this run was told to --on-alert before; not run again")
 
 
 def _run_stream(config: DriftConfig, stream: StreamConfig, day: date, tables: DriftTables, log: Log,
                 ca_bundle: Path | None) -> StreamDay:
     result = StreamDay(stream.name, day.isoformat())
+    earlier = _earlier_verdict(tables, stream.name, result.day)
     try:
         _ensure_epoch(tables, stream, result.day)
         _run_trials(config, stream, day, tables, result, log, ca_bundle)
@@ -130,11 +161,52 @@ def _run_stream(config: DriftConfig, stream: StreamConfig, day: date, tables: Dr
     if freeze_if_due(tables, stream.name):
         log(f"drift {stream.name}: baseline frozen ({stream.baseline_days} ok days)")
     state = stream_state(tables, stream.name, until=result.day)
+    result.alerts = _alerts(stream, result, summarise(state))
+    _record(tables, result, earlier, log)
+    read_history(tables, state, until=result.day)
     result.summary = summarise(state)
-    result.alerts = _alerts(stream, result, state)
     log(f"drift {stream.name} {result.day}: {result.status.status} ({result.status.resolved}/{result.status.usable} "
         f"resolved, {result.status.infra} lost to infrastructure); {result.action}")
     return result
+
+
+def _earlier_verdict(tables: DriftTables, stream: str, day: str) -> dict[str, Any] | None:
+    """The day's stored status and recorded alert kinds from an earlier run that finished, or None."""
+    row = tables.day(stream, day)
+    if row is None or row["status"] == "running":
+        return None
+    return {**row, "kinds": sorted(a["kind"] for a in tables.alerts(stream, day))}
+
+
+def _record(tables: DriftTables, result: StreamDay, earlier: dict[str, Any] | None, log: Log) -> None:
+    """Record the day's alerts (append-only: one already recorded is kept as raised) and, when an earlier
+    run of the day had another status or raised an alert this run does not, a note of what this run found
+    (an alert this run adds is recorded with its own ``raised_at``: new information, nothing to reconcile)."""
+    result.untold = [a for a in result.alerts if tables.put_alert(a)]
+    kinds = sorted(a["kind"] for a in result.alerts)
+    if earlier is None or (earlier["status"] == result.status.status and set(earlier["kinds"]) <= set(kinds)):
+        return
+    result.note = _note(result, earlier, kinds)
+    tables.add_note(result.note)
+    log(f"drift {result.stream} {result.day}: note: {result.note['message']}")
+
+
+def _note(result: StreamDay, earlier: dict[str, Any], kinds: list[str]) -> dict[str, Any]:
+    st, now = result.status, datetime.now(timezone.utc)
+    message = (f"{result.day} re-run on {now.date().isoformat()}: now {st.status} ({st.resolved}/{st.usable} "
+               f"resolved, {st.infra} lost to infrastructure), was {earlier['status']}")
+    if earlier["kinds"]:
+        message += f"; the alert(s) raised for {result.day} ({', '.join(earlier['kinds'])}) stand as raised"
+    if set(kinds) - set(earlier["kinds"]):
+        message += f"; this run raised {', '.join(sorted(set(kinds) - set(earlier['kinds'])))}"
+    return {"stream": result.stream, "day": result.day, "run_id": result.run_id, "noted_at": now.isoformat(
+        timespec="seconds"), "was": earlier["status"], "now": st.status, "alerts_before": earlier["kinds"],
+        "alerts_now": kinds, "message": message}
+
+
+def _public(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Recorded alerts without the store's bookkeeping (when --on-alert was told)."""
+    return [{k: v for k, v in a.items() if k != "notified_at"} for a in alerts]
 
 
 def _ensure_epoch(tables: DriftTables, stream: StreamConfig, day: str) -> None:
@@ -248,61 +320,16 @@ def _endpoints(stream: StreamConfig) -> list:
         raise ConfigError(f"stream {stream.name}: model settings are invalid: {problems}") from None
 
 
-def summarise(state) -> dict[str, Any]:
-    """The numbers `drift run --format json` and `drift status` show for a stream."""
-    report, baseline = state.report, state.baseline
-    counts: dict[str, int] = {}
-    for d in state.days:
-        counts[d["status"]] = counts.get(d["status"], 0) + 1
-    outages = [d["day"] for d in state.days if d["status"] == "outage"]
-    alarms = alarm_days(report)
-    out: dict[str, Any] = {
-        "days": len(state.days), "day_counts": counts,
-        "baseline": {"state": "collecting", "have": state.baseline_have, "need": state.baseline_need}
-        if state.collecting else _baseline_summary(state),
-        "statistic": last_statistic(state), "threshold": _num(getattr(baseline, "threshold", None)),
-        "p_always_valid": _num(getattr(report, "p_always_valid", None)),
-        "e_value": _num(getattr(report, "e_value", None)),
-        "alarm_days": alarms, "last_alarm": alarms[-1] if alarms else None,
-        "change_day": getattr(report, "change_day", None),
-        "last_outage": outages[-1] if outages else None, "monitored_days": len(state.monitored),
-    }
-    if out["threshold"] is None and report is not None:
-        out["threshold"] = _num(report.threshold)
-    return out
-
-
-def _baseline_summary(state) -> dict[str, Any]:
-    from evalharness.stats.intervals import wilson_interval
-
-    b, epoch = state.baseline, state.epoch
-    names = ("p0", "threshold", "reference", "delay_days", "delay_days_95", "false_alarms_per_year",
-             "trials_per_day", "n_trials")
-    fields = {k: _num(getattr(b, k, None)) for k in names}
-    low, high = wilson_interval(b.successes, b.n_trials)  # the baseline rate's 95% interval (Wilson)
-    return {"state": "frozen", "first_day": epoch["first_day"], "last_day": epoch["last_day"],
-            "method": getattr(b, "method", None), "note": getattr(b, "note", ""), **fields,
-            "p0_low": _num(low), "p0_high": _num(high)}
-
-
-def _num(x: Any) -> float | None:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        return None
-    return value if value == value else None  # NaN -> None (JSON has no NaN)
-
-
-def _alerts(stream: StreamConfig, result: StreamDay, state) -> list[dict[str, Any]]:
-    """The day's alerts: drift (an alarm on this day), outage, task_error, infra."""
-    status, s = result.status, result.summary
+def _alerts(stream: StreamConfig, result: StreamDay, s: dict[str, Any]) -> list[dict[str, Any]]:
+    """The day's alerts: drift (the detector alarms on this day), outage, task_error, infra."""
+    status = result.status
     base = {"stream": stream.name, "day": result.day, "run_id": result.run_id, "planned": status.planned,
             "usable": status.usable, "resolved": status.resolved, "infra": status.infra,
             "rate": status.resolved / status.usable if status.usable else None,
             "p0": (s["baseline"] or {}).get("p0"), "statistic": s["statistic"], "threshold": s["threshold"],
             "p_always_valid": s["p_always_valid"], "change_day": s["change_day"]}
     out = []
-    if result.day in s["alarm_days"]:
+    if result.day in s["detector_alarm_days"]:
         message = (f"resolve rate dropped: CUSUM {s['statistic']:.2f} >= threshold {s['threshold']:.2f} "
                    f"(change from {s['change_day']})")
         out.append({**base, "kind": "drift", "message": message})

@@ -20,7 +20,7 @@ import pandas as pd
 from evalharness.drift.days import COUNTED
 from evalharness.drift.tables import DriftTables
 
-__all__ = ["StreamState", "stream_state", "freeze_if_due", "settings_of", "baseline_from_dict"]
+__all__ = ["StreamState", "stream_state", "read_history", "freeze_if_due", "settings_of", "baseline_from_dict"]
 
 
 @dataclass
@@ -33,6 +33,10 @@ class StreamState:
     baseline_need: int = 0
     monitored: list[str] = field(default_factory=list)
     report: Any = None
+    recorded: list[dict[str, Any]] = field(default_factory=list)
+    """The alerts recorded as raised (drift_alerts), up to ``until``: never moved by a later result."""
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    """What later runs of already-evaluated days found (drift_notes), up to ``until``."""
 
     @property
     def collecting(self) -> bool:
@@ -98,6 +102,7 @@ def stream_state(tables: DriftTables, stream: str, until: str | None = None) -> 
     days = [d for d in tables.days(stream) if until is None or d["day"] <= until]
     epoch = tables.epoch(stream)
     state = StreamState(stream, days, epoch)
+    read_history(tables, state, until)
     if epoch is None:
         return state
     settings = epoch["settings"]
@@ -116,6 +121,13 @@ def stream_state(tables: DriftTables, stream: str, until: str | None = None) -> 
         daily = daily_counts(day_frame(tables, watched))
         state.report = detect_drift(daily, state.baseline, alpha=0.05)
     return state
+
+
+def read_history(tables: DriftTables, state: StreamState, until: str | None = None) -> None:
+    """(Re)read the stream's recorded alerts and notes into ``state``, up to ``until`` when given."""
+    kept = (lambda d: until is None or d["day"] <= until)
+    state.recorded = [a for a in tables.alerts(state.stream) if kept(a)]
+    state.notes = [n for n in tables.notes(state.stream) if kept(n)]
 
 
 def alarm_days(report: Any) -> list[str]:

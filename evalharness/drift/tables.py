@@ -5,7 +5,12 @@
   the settings it was made with, and once frozen its first and last day and the frozen baseline.
   ``drift rebaseline`` adds a row; the latest row of a stream is its current epoch.
 - ``drift_alerts``: one row per (stream, day, kind), with its numbers and when ``--on-alert`` was
-  told (a re-run of the same day does not tell it again).
+  told (a re-run of the same day does not tell it again). Append-only: an alert is kept as it was
+  first raised (its ``raised_at`` and numbers), keyed by the day it was raised; a later run never
+  rewrites, moves or removes it.
+- ``drift_notes``: append-only notes of what a later run of an already-evaluated day found
+  (``2026-02-07 re-run on 2026-12-06: now ok ...``): a late result adds information beside the
+  alerts, never in their place.
 """
 
 from __future__ import annotations
@@ -56,6 +61,16 @@ drift_alerts = sa.Table(
     sa.Column("kind", sa.String(20), primary_key=True),
     sa.Column("json", sa.Text, nullable=False),
     sa.Column("notified_at", sa.DateTime(timezone=True), nullable=True),
+)
+
+
+drift_notes = sa.Table(
+    "drift_notes", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("stream", sa.String(80), nullable=False, index=True),
+    sa.Column("day", sa.String(10), nullable=False),
+    sa.Column("noted_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("json", sa.Text, nullable=False),
 )
 
 
@@ -125,17 +140,18 @@ class DriftTables:
 
     # --- alerts ---
     def put_alert(self, alert: dict[str, Any]) -> bool:
-        """Store an alert; True when it was not told to --on-alert before (new, or never notified)."""
+        """Record an alert unless one of its (stream, day, kind) is recorded already (append-only: the
+        recorded one is kept as raised); True when it was not told to --on-alert before."""
         key = ((drift_alerts.c.stream == alert["stream"]) & (drift_alerts.c.day == alert["day"]) &
                (drift_alerts.c.kind == alert["kind"]))
-        text = json.dumps(alert, sort_keys=True, default=_plain)
+        text = json.dumps({**alert, "raised_at": _now().isoformat(timespec="seconds")}, sort_keys=True,
+                          default=_plain)
         with self.engine.begin() as conn:
             row = conn.execute(sa.select(drift_alerts.c.notified_at).where(key)).first()
             if row is None:
                 conn.execute(drift_alerts.insert().values(stream=alert["stream"], day=alert["day"],
                                                           kind=alert["kind"], json=text))
                 return True
-            conn.execute(drift_alerts.update().where(key).values(json=text))
             return row.notified_at is None
 
     def mark_notified(self, alerts: list[dict[str, Any]]) -> None:
@@ -145,11 +161,31 @@ class DriftTables:
                     (drift_alerts.c.stream == a["stream"]) & (drift_alerts.c.day == a["day"]) &
                     (drift_alerts.c.kind == a["kind"])).values(notified_at=_now()))
 
-    def alerts(self, stream: str) -> list[dict[str, Any]]:
+    def alerts(self, stream: str | None = None, day: str | None = None) -> list[dict[str, Any]]:
+        """Recorded alerts as raised (of a stream, of a day, or both), by day, stream and kind."""
+        query = sa.select(drift_alerts).order_by(drift_alerts.c.day, drift_alerts.c.stream, drift_alerts.c.kind)
+        if stream is not None:
+            query = query.where(drift_alerts.c.stream == stream)
+        if day is not None:
+            query = query.where(drift_alerts.c.day == day)
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(drift_alerts).where(drift_alerts.c.stream == stream)
-                                .order_by(drift_alerts.c.day))
-            return [{**json.loads(r.json), "notified_at": r.notified_at} for r in rows]
+            return [{**json.loads(r.json), "notified_at": r.notified_at} for r in conn.execute(query)]
+
+    # --- notes ---
+    def add_note(self, note: dict[str, Any]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(drift_notes.insert().values(stream=note["stream"], day=note["day"], noted_at=_now(),
+                                                     json=json.dumps(note, sort_keys=True, default=_plain)))
+
+    def notes(self, stream: str | None = None, day: str | None = None) -> list[dict[str, Any]]:
+        """Notes in the order they were written (of a stream, of a day, or both)."""
+        query = sa.select(drift_notes).order_by(drift_notes.c.id)
+        if stream is not None:
+            query = query.where(drift_notes.c.stream == stream)
+        if day is not None:
+            query = query.where(drift_notes.c.day == day)
+        with self.engine.connect() as conn:
+            return [json.loads(r.json) for r in conn.execute(query)]
 
 
 def _decoded(row: Any) -> dict[str, Any]:

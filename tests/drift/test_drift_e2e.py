@@ -10,9 +10,9 @@ script under which A fails too (a planted drop). Checked:
 - a `drift run` started while another runs refuses at once (the lock) and the first finishes its day;
 - a day lost to a dead endpoint and run again once it is back is resumed in the same run (its 2 trials).
 Pins: an outage counted as a drop (0 of 2 that day would raise the CUSUM); a re-run that runs the day again;
-a baseline that never freezes. Cost: about 8 s a day (13 s the outage day), 8-9 minutes in all, measured on
-a 2-core machine shared with other work (8 min 52 s with the resumed day 61); BENCHMARKS.md, "Drift day", has
-the per-day figure measured by benchmarks/drift_day.py (14 s median at load 5-7 on 2 cores, 2026-12-05).
+a baseline that never freezes. Cost: 8-9 minutes in all when first measured (8 min 52 s with the resumed day 61,
+a 2-core machine shared with other work), 16 minutes at a heavier load (BENCHMARKS.md's test-suite table); the
+per-day figure is measured by benchmarks/drift_day.py and kept in BENCHMARKS.md, "Drift day", with its load.
 Marked `long` (./scripts/test --all only): in the default tier, test_drift_days_in_docker.py covers its guarantees
 (normal day, idempotent re-run, outage not charged and resumed, drop alarm) on a stored baseline and 4 real days;
 the lock is covered by test_drift_lock.py and the verdict, alert file and --on-alert by test_drift_cli.py.
@@ -57,7 +57,7 @@ def _run_with_a_second_at_once(home, i: int) -> tuple[int, dict]:
             time.sleep(0.2)
         second = cli(home, "drift", "run", "--config", "drift.yaml", "--day", _day(i), "--format", "json")
         out, _ = first.communicate(timeout=900)
-    assert second.returncode == 1 and second.stdout == "", second.stderr
+    assert second.returncode == 75 and second.stdout == "", second.stderr
     assert "another `drift run` is running on this store" in second.stderr
     return first.returncode, json.loads(out)
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from drift_support import EVALHARNESS, env
 
-from evalharness.drift.lock import drift_lock
+from evalharness.drift.lock import EXIT_BUSY, drift_lock
 from evalharness.errors import UserError
 from evalharness.store import Store, database_url
 
@@ -41,9 +41,12 @@ def test_a_second_drift_run_refuses_while_one_holds_the_lock(tmp_path):
         started = time.monotonic()
         done = subprocess.run([*EVALHARNESS, "drift", "run", "--config", "drift.yaml", "--day", "2026-01-01"],
                               cwd=tmp_path, capture_output=True, text=True, env=env(), timeout=120)
-        assert done.returncode == 1 and done.stdout == ""
+        assert done.returncode == EXIT_BUSY == 75 and done.stdout == ""  # its own code: not a config error's 1
         assert f"another `drift run` is running on this store (pid {holder.pid} on" in done.stderr
         assert time.monotonic() - started < 30  # it refuses, it does not wait
+        rebaseline = subprocess.run([*EVALHARNESS, "drift", "rebaseline", "--config", "drift.yaml", "--stream", "n"],
+                                    cwd=tmp_path, capture_output=True, text=True, env=env(), timeout=120)
+        assert rebaseline.returncode == EXIT_BUSY and "another `drift run`" in rebaseline.stderr
     finally:
         holder.kill()
         holder.wait()
@@ -89,6 +92,9 @@ def test_the_drift_tables_work_on_postgresql(postgres_url):
     assert tables.put_alert(alert) is True
     tables.mark_notified([alert])
     assert tables.put_alert(alert) is False  # told before: not again
+    assert tables.put_alert({**alert, "p0": 0.9}) is False and tables.alerts("pg")[0]["p0"] == 0.5  # kept as raised
+    tables.add_note({"stream": "pg", "day": "2026-01-03", "message": "re-run"})
+    assert [n["message"] for n in tables.notes(day="2026-01-03")] == ["re-run"]
     assert "pg" in tables.streams()
 
 
