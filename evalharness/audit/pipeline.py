@@ -47,7 +47,7 @@ def needs_environment(probe) -> bool:
     return getattr(probe, "needs_environment", probe.needs in ("docker", "model"))
 
 
-def _no_environment(task: TaskSpec, name: str, family: str, problem: str, seed: int = 0) -> Finding:
+def _no_environment(task: TaskSpec, name: str, family: str | None, problem: str, seed: int = 0) -> Finding:
     return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
                    reason=f"the task has no environment: {problem}", evidence={"no_environment": problem},
                    inputs_hash=inputs_hash(name, "no_environment", task.model_dump(mode="json"), problem))
@@ -63,7 +63,7 @@ def reads(probe, kind: str) -> bool:
     return kind in getattr(probe, "kinds", ("tasks",))
 
 
-def _other_kind(task: TaskSpec, name: str, family: str, kind: str, wants: str, seed: int = 0) -> Finding:
+def _other_kind(task: TaskSpec, name: str, family: str | None, kind: str, wants: str, seed: int = 0) -> Finding:
     return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
                    reason=f"{name} reads {KIND_NEEDS.get(wants, wants)}; this is a {kind} pack's task",
                    evidence={"pack_kind": kind},
@@ -139,15 +139,15 @@ class Auditor:
     def _investigate(self, task: TaskSpec) -> list[tuple[Finding, bool]]:
         inv = self.investigator
         if self.pack.spec.kind != "tasks":
-            return [(_other_kind(task, "investigator", "validity", self.pack.spec.kind, "tasks", s), True)
-                    for s in range(1, inv.seeds + 1)]
+            return [(_other_kind(task, "investigator", None, self.pack.spec.kind, "tasks", s), True)
+                    for s in range(inv.seeds)]
         problem = self.pack.recipe_problem(task)
         if problem is not None:
-            return [(_no_environment(task, "investigator", "validity", problem, s), True)
-                    for s in range(1, inv.seeds + 1)]
+            return [(_no_environment(task, "investigator", None, problem, s), True)
+                    for s in range(inv.seeds)]
         digest = inputs_hash("investigator", inv.config, task.model_dump(mode="json"))
         out, todo = [], []
-        for seed in range(1, inv.seeds + 1):
+        for seed in range(inv.seeds):
             kept = self._current(task, "investigator", seed, digest)
             if kept is not None:
                 out.append((kept, False))
@@ -157,7 +157,7 @@ class Auditor:
             try:
                 fresh = inv.run(task, self.ctx, todo)
             except SandboxError as e:
-                fresh = [Finding(task.instance_id, "investigator", "validity", False, status="error", seed=s,
+                fresh = [Finding(task.instance_id, "investigator", None, False, status="error", seed=s,
                                  reason=f"the engine failed: {e}") for s in todo]
             for finding in fresh:
                 finding.inputs_hash = digest
@@ -214,7 +214,7 @@ class Auditor:
 
 
 def summary_line(findings: list[Finding]) -> str:
-    flagged = [f"{f.probe}{' ensemble' if f.seed < 0 else '#' + str(f.seed) if f.seed else ''} "
+    flagged = [f"{f.probe}{' ensemble' if f.seed < 0 else '#' + str(f.seed) if f.probe == 'investigator' else ''} "
                f"({f.family}, severity {f.severity})" for f in findings if f.flagged]
     other = {s: sum(f.status == s for f in findings) for s in ("skipped", "error", "invalid")}
     tail = ", ".join(f"{n} {s}" for s, n in other.items() if n)

@@ -87,20 +87,20 @@ def test_investigator_seeds_are_stored_one_by_one_and_only_missing_seeds_run(tmp
 
     def run(task, ctx, seeds):
         asked.append((task.instance_id, list(seeds)))
-        return [Finding(task.instance_id, "investigator", "overly_strict", s == 2, 3 if s == 2 else 0, seed=s,
-                        status="ok") for s in seeds]
+        return [Finding(task.instance_id, "investigator", "overly_strict" if s == 1 else None, s == 1,
+                        3 if s == 1 else 0, seed=s, status="ok") for s in seeds]
 
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
-    assert asked == [(tasks[0].instance_id, [1, 2])]
-    stored = [(r["seed"], r["flagged"]) for r in store.findings(pack.name)]
-    assert stored == [(-1, True), (1, False), (2, True)]  # the ensemble (seed -1): the most severe seed wins
+    assert asked == [(tasks[0].instance_id, [0, 1])]  # seeds count from 0, as a run's do
+    stored = [(r["seed"], r["flagged"], r["family"]) for r in store.findings(pack.name)]
+    assert stored == [(-1, True, "overly_strict"), (0, False, None), (1, True, "overly_strict")]  # ensemble: seed -1
     [combined] = [r for r in store.findings(pack.name) if r["seed"] == -1]
     assert combined["evidence"]["agreement"] == 0.5
     asked.clear()
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=3, config={"m": 1})).run(tasks[:1], log=lambda _: None)
-    assert asked == [(tasks[0].instance_id, [3])]
+    assert asked == [(tasks[0].instance_id, [2])]
 
 
 def test_a_skipped_finding_is_asked_again_an_answered_one_is_kept(tmp_path):
