@@ -304,8 +304,8 @@ class Validator:
             return self._write(task, {**report, "verdict": verdict, "reason": e.reason or str(e).splitlines()[0],
                                       "build_log_tail": e.log_tail[-4000:]}, started)
         try:
-            empty = self._runs(image, spec, task, b"", 1, finished)[0]
-            gold = self._runs(image, spec, task, task.patch.encode(), self.reruns, finished)
+            empty = self._runs(image, spec, task, b"", 1, finished, "empty patch")[0]
+            gold = self._runs(image, spec, task, task.patch.encode(), self.reruns, finished, "gold patch")
         except SandboxError as e:
             return self._write(task, {**report, "verdict": "infra_error", "reason": str(e).splitlines()[0]}, started)
         verdict = decide(task, empty, gold)
@@ -326,21 +326,25 @@ class Validator:
         SandboxError when the engine fails; the caller validates the task made from the lists as usual."""
         image = self.images.task_image(self.pack, task)
         spec = self.pack.spec_for(task)
-        base = self._runs(image, spec, task, b"", reruns, complete)
-        gold = self._runs(image, spec, task, task.patch.encode(), reruns, complete)
+        base = self._runs(image, spec, task, b"", reruns, complete, "discovery at base")
+        gold = self._runs(image, spec, task, task.patch.encode(), reruns, complete, "discovery with the gold patch")
         return discover(base, gold), base, gold
 
-    def _runs(self, image: str, spec, task: TaskSpec, patch: bytes, n: int, evidence: Callable[[Run], bool]
-              ) -> list[Run]:
+    def _runs(self, image: str, spec, task: TaskSpec, patch: bytes, n: int, evidence: Callable[[Run], bool],
+              what: str = "run") -> list[Run]:
         """``n`` graded runs of ``patch``; a run that is no ``evidence`` (it timed out or stopped part-way) is run
-        once more in its place, and the retry kept whatever it shows (the decision then names it)."""
+        once more in its place, and the retry kept whatever it shows (the decision then names it). Each run
+        ends with a progress line (a slow task's runs take minutes each)."""
         runs = []
-        for _ in range(n):
+        for i in range(n):
             run = self._grade(image, spec, task, patch)
             if not evidence(run) and run.outcome not in NOT_RETRIED:
+                self.log(f"  {task.instance_id}: {what}, run {i + 1}/{n}: {run.outcome} ({run.seconds:.0f} s), "
+                         "run again")
                 retry = self._grade(image, spec, task, patch)
                 retry.retried_after = f"{run.outcome}: {run.reason}"
                 run = retry
+            self.log(f"  {task.instance_id}: {what}, run {i + 1}/{n}: {run.outcome} ({run.seconds:.0f} s)")
             runs.append(run)
         return runs
 
