@@ -37,7 +37,9 @@ def _store(runs_dir: Path, db: str | None):
     from evalharness.store import Store, database_url
 
     if db is None and not (runs_dir / "evalharness.db").exists():
-        raise UserError(f"no results database at {runs_dir / 'evalharness.db'}", "run an evaluation first, or pass --db")
+        raise UserError(f"no results database at {runs_dir / 'evalharness.db'}",
+                        "run from the folder where the evaluation ran (its runs/ folder holds the database), or pass "
+                        "--runs-dir PATH/runs (or --db URL for a database elsewhere)")
     return Store(database_url(db or runs_dir / "evalharness.db"))
 
 
