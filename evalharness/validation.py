@@ -173,7 +173,7 @@ def discover(base: list[Run], gold: list[Run]) -> Lists:
         return Lists([], [], verdict="incomplete_run", reason=unfinished)
     names = sorted({n for r in [*base, *gold] for n in r.all_tests})
     if not names:
-        return Lists([], [], verdict="no_tests_ran", reason="no run reported any test")
+        return Lists([], [], verdict="no_tests_ran", reason="no run reported any test" + why_no_tests([*gold, *base]))
 
     def rate(runs: list[Run], name: str) -> float:
         return sum(r.all_tests.get(name) == "passed" for r in runs) / len(runs)  # an xfail is not a pass here
@@ -210,6 +210,19 @@ NETWORK_SIGNS = ("Temporary failure in name resolution", "Name or service not kn
                  "No address associated with hostname", "socket.gaierror", "[Errno -2]", "[Errno -3]", "[Errno 101]",
                  "Failed to establish a new connection", "Max retries exceeded with url", "nodename nor servname")
 """What a test prints when it needs the network (sandboxes have none, as on an air-gapped machine)."""
+
+
+def why_no_tests(runs: list[Run], lines: int = 3) -> str:
+    """What the runs' output says when no test was reported (pure): a likely cause, else the last lines of the
+    first run that printed something (a collection error, "no tests ran", a wrong path), else that none did."""
+    cause = likely_cause([r.output_tail for r in runs])
+    if cause:
+        return f": {cause}"
+    printed = next((r.output_tail for r in runs if r.output_tail.strip()), "")
+    if not printed:
+        return ": the test command printed nothing"
+    last = [line.strip() for line in printed.strip().splitlines() if line.strip()][-lines:]
+    return f"; the output ends: {' | '.join(last)[:400]}"
 
 
 def likely_cause(outputs: list[str], outcomes: list[str] = ()) -> str | None:
@@ -388,7 +401,7 @@ def discovery_json(lists: Lists, base: list[Run], gold: list[Run]) -> dict:
     """What a validation report keeps of the discovery runs: each run's outcome, and why tests were left out."""
     return {"verdict": lists.verdict, "reason": lists.reason, "FAIL_TO_PASS": len(lists.FAIL_TO_PASS),
             "PASS_TO_PASS": len(lists.PASS_TO_PASS), "flaky": lists.flaky, "broken_by_gold": lists.broken_by_gold,
-            "runs": {side: [_run_json(r, tail=not complete(r)) for r in runs]
+            "runs": {side: [_run_json(r, tail=not complete(r) or not r.all_tests) for r in runs]
                      for side, runs in (("base", base), ("gold", gold))}}
 
 
