@@ -378,7 +378,7 @@ def _write_reports(pack: Pack, loaded: list[Predictions], paths: list[Path], run
     for p, path in zip(loaded, paths):
         report = swebench_report(p, pack, rows, run_id=run_id, source=sources.get(p.model))
         folder = runs_dir / run_id / INSTANCE_REPORTS / safe(p.model)
-        report["instance_reports"] = str(folder)
+        report["instance_reports"] = str(folder.resolve())
         report["instance_reports_written"] = _write_instance_reports(pack, p, rows, runs_dir, folder)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=4) + "\n")
