@@ -113,7 +113,7 @@ def test_trajectories_are_kept_where_the_evidence_says(audited):
 
 def test_the_model_was_told_to_investigate_not_to_fix(audited):
     first = [r for r in audited["requests"] if len(r.body["messages"]) == 2]
-    assert len(first) == 4 and {r.body["seed"] for r in first} == {1, 2}
+    assert len(first) == 4 and {r.body["seed"] for r in first} == {0, 1}
     system = first[0].body["messages"][0]["content"]
     assert "not asked to fix" in system
     assert VERDICT_FILE in first[0].body["messages"][1]["content"]
@@ -124,8 +124,8 @@ def test_stored_verdicts_compare_with_human_labels(audited):
     rows = store.findings(pack)
     assert len(rows) == 6
     assert sorted((r["task_id"], r["seed"], r["status"]) for r in rows) == [
-        ("tiny-clamp", -1, "ok"), ("tiny-clamp", 1, "ok"), ("tiny-clamp", 2, "ok"),
-        ("tiny-mean-empty", -1, "ok"), ("tiny-mean-empty", 1, "ok"), ("tiny-mean-empty", 2, "invalid")]
+        ("tiny-clamp", -1, "ok"), ("tiny-clamp", 0, "ok"), ("tiny-clamp", 1, "ok"),
+        ("tiny-mean-empty", -1, "ok"), ("tiny-mean-empty", 0, "ok"), ("tiny-mean-empty", 1, "invalid")]
     store.record_label(pack, task_id="tiny-clamp", annotator="ann", broken=False, severity=0)
     store.record_label(pack, task_id="tiny-mean-empty", annotator="ann", broken=True, severity=2,
                        family="underspecified")
