@@ -30,10 +30,10 @@ def audit_cmd() -> None:
 from pathlib import Path  # noqa: E402
 
 from evalharness.cli._common import CA_BUNDLE, DB, RUNS_DIR, _store  # noqa: E402
+from evalharness.errors import UserError  # noqa: E402
 
 MUTANTS_CAP = 12
 """``audit.mutants.DEFAULT_CAP``, written out so that the CLI loads without libcst (a test keeps them equal)."""
-from evalharness.errors import UserError  # noqa: E402
 
 EXCLUDE = click.option("--exclude", "excluded", multiple=True, metavar="ID",
                        help="Leave this task out of the audit and its results (repeatable).")
