@@ -5,7 +5,8 @@ the real CLI, the real server and real Docker; each exits 0 and resolves every t
 Pins (issue 27): the --help example paired a script matching an instance_id no harness sends with the
 quickstart pack; run as written every trial was harness_error and the run still exited 0. The server line is
 started by the test (on a free port, waiting for its announcement, stopped at the end): the equivalent of
-"in one shell"; every other line runs in bash as written, `evalharness` being this checkout's CLI.
+"in one shell"; every other line runs in bash as written, `evalharness` being this checkout's CLI. And a script
+that matches nothing (every trial harness_error) makes the run exit 4, as the docs say, never 0.
 """
 
 from __future__ import annotations
@@ -85,3 +86,18 @@ def test_a_documented_scripted_run_resolves_every_trial_and_exits_0(name, block,
     with sqlite3.connect(tmp_path / "runs" / "evalharness.db") as db:
         outcomes = [row[0] for row in db.execute("select outcome from trials")]
     assert outcomes == ["resolved", "resolved"], (outcomes, done.stderr[-3000:])
+
+
+def test_a_script_that_matches_nothing_makes_the_run_exit_4_naming_the_configuration(tmp_path, base_image):
+    """Issue 27: every trial harness_error (the model server answers 400: no scenario matches) and exit 0."""
+    from evalharness.models import ScriptedModelServer
+
+    script = {"scenarios": [{"name": "never", "prompt": "no statement says this", "replies": ["x"]}]}
+    with ScriptedModelServer(script) as server:
+        done = run_cli("run", "-p", str(REPO / "tests" / "data" / "tinypack"), "-H", "minimal", "-m",
+                       "openai/scripted", "--api-base", f"{server.url}/v1", cwd=tmp_path, check=False)
+    assert done.returncode == 4, done.stderr[-3000:]
+    assert "error: every trial of minimal/openai/scripted in run" in done.stderr
+    assert "is harness_error" in done.stderr and "first error:" in done.stderr
+    with sqlite3.connect(tmp_path / "runs" / "evalharness.db") as db:
+        assert [row[0] for row in db.execute("select outcome from trials")] == ["harness_error"] * 2
