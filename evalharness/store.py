@@ -291,6 +291,13 @@ class Store:
             conn.execute(audit_findings.delete().where(key))
             conn.execute(audit_findings.insert().values(**row))
 
+    def forget_finding(self, pack: str, task_id: str, probe: str, seed: int) -> None:
+        """Remove the stored finding of (task, probe, seed): one no audit makes any more."""
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(audit_findings.delete().where(
+                (audit_findings.c.pack == pack) & (audit_findings.c.task_id == task_id)
+                & (audit_findings.c.probe == probe) & (audit_findings.c.seed == seed)))
+
     def findings(self, pack: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             query = (sa.select(audit_findings).where(audit_findings.c.pack == pack)

@@ -146,6 +146,7 @@ class Auditor:
             return [(_no_environment(task, "investigator", None, problem, s), True)
                     for s in range(inv.seeds)]
         digest = inputs_hash("investigator", inv.config, task.model_dump(mode="json"))
+        self._forget_stale_seeds(task, digest, inv.seeds)
         out, todo = [], []
         for seed in range(inv.seeds):
             kept = self._current(task, "investigator", seed, digest)
@@ -173,6 +174,17 @@ class Auditor:
             if kept is not None:
                 out.append((Finding.from_json(kept), False))
         return out
+
+    def _forget_stale_seeds(self, task: TaskSpec, digest: str, seeds: int) -> None:
+        """Stored seeds outside ``range(seeds)`` made with another configuration (an older investigator numbered
+        its seeds from 1) would keep flagging the task beside the current ones: they are removed. A seed made
+        with this configuration (an earlier, larger --seeds) is kept."""
+        for (task_id, probe, seed), row in list(self._stored.items()):
+            if (task_id == task.instance_id and probe == "investigator" and seed >= seeds
+                    and row["inputs_hash"] != digest):
+                self.store.forget_finding(self.pack.name, task_id, probe, seed)
+                with self._lock:
+                    del self._stored[(task_id, probe, seed)]
 
     def audit_task(self, task: TaskSpec) -> list[Finding]:
         results = [self._probe(p, task) for p in self.probes]

@@ -116,3 +116,26 @@ def test_a_skipped_finding_is_asked_again_an_answered_one_is_kept(tmp_path):
     skipping, answering = Skipping(), Counting(name="answers")
     Auditor(pack, store, AuditContext(pack), [skipping, answering], out_dir=tmp_path).run(tasks, log=lambda _: None)
     assert len(skipping.calls) == 3 and answering.calls == []
+
+
+def test_a_stale_seed_of_an_older_investigator_is_forgotten_a_current_one_kept(tmp_path):
+    """Investigator seeds once counted from 1: a resumed audit (seeds 0..K-1) must not keep an old seed K's flag."""
+    pack, store, tasks = _setup(tmp_path)
+    task = tasks[0].instance_id
+    store.record_finding(pack.name, Finding(task, "investigator", "validity", True, 3, "an old flag", seed=2,
+                                            inputs_hash="made-by-an-older-configuration"))
+
+    def run(task, ctx, seeds):
+        return [Finding(task.instance_id, "investigator", None, False, 0, seed=s) for s in seeds]
+
+    Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
+            investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
+    rows = {r["seed"]: r for r in store.findings(pack.name)}
+    assert sorted(rows) == [-1, 0, 1] and not any(r["flagged"] for r in rows.values())
+    written = json.loads((tmp_path / pack.name / "findings" / f"{task}.json").read_text())["findings"]
+    assert sorted(f["seed"] for f in written) == [-1, 0, 1]
+    Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,  # seeds 0-2 now, then a smaller --seeds:
+            investigator=Investigator(run, seeds=3, config={"m": 1})).run(tasks[:1], log=lambda _: None)
+    Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,  # seed 2 is current, so kept
+            investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
+    assert sorted(r["seed"] for r in store.findings(pack.name)) == [-1, 0, 1, 2]
