@@ -8,8 +8,9 @@ seed 0, so ``report``, ``compare`` and ``plan`` read it like any run. The ``pred
 (``evalharness/harness/predictions.py``) applies each prediction in the agent sandbox; the grader
 derives and judges the change as for every agent.
 
-Per file, a report with the keys of the SWE-bench harness's report (``swebench_report``); see
-``docs/harnesses.md`` for how its lists are decided.
+Per file, a report with the keys of the SWE-bench harness's report (``swebench_report``), and per graded
+instance a ``report.json`` shaped as the SWE-bench harness writes it (``instance_report``) under
+``RUN_FOLDER/run_evaluation/<model>/<instance_id>/``; see ``docs/harnesses.md`` for how the lists are decided.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ from evalharness.types import Outcome
 
 KEY_INSTANCE_ID, KEY_MODEL, KEY_PREDICTION = "instance_id", "model_name_or_path", "model_patch"
 HARNESS = "predictions"
+INSTANCE_REPORTS = "run_evaluation"
+"""The run folder's folder of per-instance ``report.json`` files (``<model>/<instance_id>/report.json``)."""
+COUNTING_NOTE = ("as SWE-bench counts them, a patch that does not apply is an error (error_ids, with "
+                 "patch_apply_failed_ids), never completed; evalharness's own rates (report, compare) count that "
+                 "trial, patch_apply_failed, as a failure of the model")
 SCHEMA_VERSION = 2
 """The ``schema_version`` of the SWE-bench harness's report whose keys ours carries (swebench 4.1.0)."""
 
@@ -196,22 +202,25 @@ def swebench_report(predictions: Predictions, pack: Pack, rows: list[dict[str, A
     """The SWE-bench harness's report for one file, from the run's stored trials (pure).
 
     Each pack task is in one list: ``incomplete_ids`` (not submitted, no trial), ``error_ids``
-    (an infrastructure failure, or no trial stored yet), ``task_error_ids`` (a broken task),
-    ``empty_patch_ids`` (an empty prediction), or ``completed_ids``, split into ``resolved_ids``
-    and ``unresolved_ids`` (every other outcome the agent answers for, ``patch_apply_failed`` and
-    ``tampered`` included).
+    (an infrastructure failure, no trial stored yet, or a patch that does not apply: SWE-bench's counting),
+    ``task_error_ids`` (a broken task), ``empty_patch_ids`` (an empty prediction), or ``completed_ids``, split
+    into ``resolved_ids`` and ``unresolved_ids`` (every other outcome the agent answers for, ``tampered``
+    included).
     """
     trials = {r["task_id"]: r for r in rows if r["harness"] == harness and r["model"] == predictions.model}
     task_ids = [t.instance_id for t in pack.tasks]
     submitted = sorted(i for i in task_ids if i in predictions.patches)
     lists: dict[str, list[str]] = {k: [] for k in ("completed", "resolved", "unresolved", "empty_patch", "error",
-                                                   "task_error")}
+                                                   "task_error", "patch_apply_failed")}
     outcomes = {}
     for instance in submitted:
         row = trials.get(instance)
         outcomes[instance] = row["outcome"] if row is not None else "not recorded"
         if row is None or row["infra"]:
             lists["error"].append(instance)
+        elif row["outcome"] == Outcome.PATCH_APPLY_FAILED.value:  # SWE-bench: an evaluation error
+            lists["error"].append(instance)
+            lists["patch_apply_failed"].append(instance)
         elif row["outcome"] == Outcome.TASK_ERROR.value:
             lists["task_error"].append(instance)
         elif not predictions.patches[instance].strip():
@@ -238,6 +247,8 @@ def swebench_report(predictions: Predictions, pack: Pack, rows: list[dict[str, A
         # evalharness's own keys
         "task_error_instances": len(lists["task_error"]),
         "task_error_ids": lists["task_error"],
+        "patch_apply_failed_ids": lists["patch_apply_failed"],
+        "counting": COUNTING_NOTE,
         "unknown_ids": sorted(set(predictions.patches) - set(task_ids)),
         "outcomes": outcomes,
         "model_name_or_path": predictions.model,
@@ -246,6 +257,33 @@ def swebench_report(predictions: Predictions, pack: Pack, rows: list[dict[str, A
         "pack": pack.name,
         "predictions": source or str(predictions.source),
     }
+
+
+def instance_report(task: Any, row: dict[str, Any], tests: dict[str, str] | None) -> dict[str, Any] | None:
+    """SWE-bench's per-instance ``report.json`` for one graded prediction (pure): ``{instance_id: {patch_is_None,
+    patch_exists, patch_successfully_applied, resolved, tests_status}}``, ``tests_status`` giving each listed test's
+    ``success`` or ``failure`` from the grader's statuses (``tests``; a PASS_TO_PASS test may pass as an expected
+    failure where the task allows it). A patch that does not apply has no ``tests_status``. None where SWE-bench
+    writes no report: an empty prediction, an infrastructure failure, a broken task."""
+    outcome = row["outcome"]
+    if row["infra"] or outcome in (Outcome.NO_PATCH.value, Outcome.TASK_ERROR.value):
+        return None
+    body: dict[str, Any] = {"patch_is_None": False, "patch_exists": True,
+                            "patch_successfully_applied": outcome != Outcome.PATCH_APPLY_FAILED.value,
+                            "resolved": bool(row["resolved"])}
+    if tests is not None and body["patch_successfully_applied"]:
+        xfail_ok = set(task.metadata.get("xfail_at_base", []) or [])
+
+        def split(names: list[str], expected_failure_ok: bool) -> dict[str, list[str]]:
+            ok = [n for n in names if tests.get(n) == "passed" or (expected_failure_ok and n in xfail_ok
+                                                                    and tests.get(n) == "xfail")]
+            return {"success": ok, "failure": [n for n in names if n not in ok]}
+
+        body["tests_status"] = {"FAIL_TO_PASS": split(list(task.FAIL_TO_PASS), False),
+                                "PASS_TO_PASS": split(list(task.PASS_TO_PASS), True),
+                                "FAIL_TO_FAIL": {"success": [], "failure": []},
+                                "PASS_TO_FAIL": {"success": [], "failure": []}}
+    return {task.instance_id: body}
 
 
 def summary_line(report: dict[str, Any], path: Path) -> str:
@@ -339,10 +377,36 @@ def _write_reports(pack: Pack, loaded: list[Predictions], paths: list[Path], run
     out = []
     for p, path in zip(loaded, paths):
         report = swebench_report(p, pack, rows, run_id=run_id, source=sources.get(p.model))
+        folder = runs_dir / run_id / INSTANCE_REPORTS / safe(p.model)
+        report["instance_reports"] = str(folder.resolve())
+        report["instance_reports_written"] = _write_instance_reports(pack, p, rows, runs_dir, folder)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=4) + "\n")
         out.append((path, report))
     return out
+
+
+def _write_instance_reports(pack: Pack, p: Predictions, rows: list[dict[str, Any]], runs_dir: Path,
+                            folder: Path) -> int:
+    """One ``<instance_id>/report.json`` per graded prediction of ``p`` (``instance_report``); how many."""
+    from evalharness.rundir import UnsafeTrialPath, read_trial_text, trial_folder
+
+    written = 0
+    for row in rows:
+        if row["harness"] != HARNESS or row["model"] != p.model or row["task_id"] not in p.patches:
+            continue
+        try:
+            text, _ = read_trial_text(trial_folder(runs_dir, row["detail"]), "result.json")
+            tests = (json.loads(text).get("grade") or {}).get("tests")
+        except (OSError, ValueError, UnsafeTrialPath):  # a trial folder gone or unreadable: no tests_status
+            tests = None
+        report = instance_report(pack.task(row["task_id"]), row, tests)
+        if report is not None:
+            target = folder / safe(row["task_id"]) / "report.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(report, indent=4) + "\n")
+            written += 1
+    return written
 
 
 def _store(runs_dir: Path, db: str | None):

@@ -33,11 +33,12 @@ from evalharness.trial import Trial, TrialOutput, trial_files
 from evalharness.types import Outcome
 
 __all__ = ["RunConfig", "RunSummary", "run", "new_run_id", "exit_code", "EXIT_OK", "EXIT_TASK_ERRORS",
-           "EXIT_INFRA", "EXIT_INTERRUPTED", "with_failed_attempts", "ExecutorSpec"]
+           "EXIT_INFRA", "EXIT_NEVER_WORKED", "EXIT_INTERRUPTED", "never_worked", "with_failed_attempts",
+           "ExecutorSpec"]
 
-EXIT_OK, EXIT_TASK_ERRORS, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_OK, EXIT_TASK_ERRORS, EXIT_INFRA, EXIT_NEVER_WORKED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 """Exit codes of `evalharness run`: all recorded cleanly / task errors (or user errors) / infrastructure
-failures remained / interrupted."""
+failures remained / a configuration whose every trial is harness_error / interrupted."""
 
 
 @dataclass
@@ -58,20 +59,27 @@ class RunSummary:
     """Trials recorded in this session per node (engine or Ray node) that ran them."""
     unclean: list[str] = field(default_factory=list)
     """Engines where the run's containers could not be removed at the end (gone or unreachable)."""
+    never_worked: dict[str, str] = field(default_factory=dict)
+    """Configurations (``harness/model``) whose every trial of the run is ``harness_error``, with one trial's
+    error: the harness never worked (a wrong model name, a refused key, a script that matches nothing)."""
 
     @property
     def exit_code(self) -> int:
-        return exit_code(task_errors=len(self.task_errors), infra=self.infra_remaining, interrupted=self.interrupted)
+        return exit_code(task_errors=len(self.task_errors), infra=self.infra_remaining, interrupted=self.interrupted,
+                         never_worked=len(self.never_worked))
 
 
-def exit_code(*, task_errors: int, infra: int, interrupted: bool) -> int:
+def exit_code(*, task_errors: int, infra: int, interrupted: bool, never_worked: int = 0) -> int:
     """0 clean, 1 task or verifier errors (they need a fix of the pack, so they win), 3 infrastructure failures,
-    130 interrupted."""
+    4 a configuration whose every trial is harness_error (recorded and counted in its rate, but most likely a
+    configuration mistake, which a cron job must hear about), 130 interrupted."""
     if interrupted:
         return EXIT_INTERRUPTED
     if task_errors:
         return EXIT_TASK_ERRORS
-    return EXIT_INFRA if infra else EXIT_OK
+    if infra:
+        return EXIT_INFRA
+    return EXIT_NEVER_WORKED if never_worked else EXIT_OK
 
 
 def new_run_id() -> str:
@@ -192,6 +200,17 @@ def _tally(store: Store, run_id: str, expected: set[str], summary: RunSummary) -
     summary.task_errors = sorted((tid, r["reason"]) for tid, r in rows.items()
                                  if r["outcome"] in (Outcome.TASK_ERROR.value, Outcome.VERIFIER_ERROR.value))
     summary.infra_remaining = sum(1 for r in rows.values() if r["infra"]) + len(expected - set(rows))
+    summary.never_worked = never_worked(list(rows.values()))
+
+
+def never_worked(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """``harness/model`` -> one trial's error, for each configuration whose every stored trial is harness_error."""
+    by_config: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_config.setdefault(f"{r['harness']}/{r['model']}", []).append(r)
+    return {config: next((r["reason"] for r in trials if r["reason"]), "no reason recorded")
+            for config, trials in sorted(by_config.items())
+            if all(r["outcome"] == Outcome.HARNESS_ERROR.value for r in trials)}
 
 
 def _check_same_labels(stored: dict[str, Any], name: str | None, tags: dict[str, str] | None) -> None:

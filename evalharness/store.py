@@ -110,7 +110,7 @@ audit_findings = sa.Table(  # one row per (pack, task, probe, seed): the latest 
     sa.Column("task_id", sa.String(200), primary_key=True),
     sa.Column("probe", sa.String(80), primary_key=True),
     sa.Column("seed", sa.Integer, primary_key=True),
-    sa.Column("family", sa.String(40), nullable=False),
+    sa.Column("family", sa.String(40), nullable=False),  # "" for a finding of no family (Finding.family None)
     sa.Column("flagged", sa.Boolean, nullable=False),
     sa.Column("severity", sa.Integer, nullable=False),
     sa.Column("status", sa.String(20), nullable=False),
@@ -280,7 +280,8 @@ class Store:
     # audits (evalharness.audit): findings are derived data, replaced when a task is audited again
     def record_finding(self, pack: str, finding: Any) -> None:
         """Store ``finding`` (an ``audit.findings.Finding``) as the current one of its (task, probe, seed)."""
-        row = dict(pack=pack, task_id=finding.task_id, probe=finding.probe, seed=finding.seed, family=finding.family,
+        row = dict(pack=pack, task_id=finding.task_id, probe=finding.probe, seed=finding.seed,
+                   family=finding.family or "",
                    flagged=finding.flagged, severity=finding.severity, status=finding.status, reason=finding.reason,
                    evidence=json.dumps(finding.evidence, sort_keys=True, default=str),
                    inputs_hash=finding.inputs_hash, created_at=_now())
@@ -290,11 +291,19 @@ class Store:
             conn.execute(audit_findings.delete().where(key))
             conn.execute(audit_findings.insert().values(**row))
 
+    def forget_finding(self, pack: str, task_id: str, probe: str, seed: int) -> None:
+        """Remove the stored finding of (task, probe, seed): one no audit makes any more."""
+        with self._lock, self.engine.begin() as conn:
+            conn.execute(audit_findings.delete().where(
+                (audit_findings.c.pack == pack) & (audit_findings.c.task_id == task_id)
+                & (audit_findings.c.probe == probe) & (audit_findings.c.seed == seed)))
+
     def findings(self, pack: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             query = (sa.select(audit_findings).where(audit_findings.c.pack == pack)
                      .order_by(audit_findings.c.task_id, audit_findings.c.probe, audit_findings.c.seed))
-            return [{**r, "evidence": json.loads(r["evidence"])} for r in conn.execute(query).mappings()]
+            return [{**r, "family": r["family"] or None, "evidence": json.loads(r["evidence"])}
+                    for r in conn.execute(query).mappings()]
 
     def record_label(self, pack: str, *, task_id: str, annotator: str, broken: bool, severity: int,
                      family: str | None = None, note: str = "", source: str = "web", seconds: float | None = None,

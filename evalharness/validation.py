@@ -173,7 +173,7 @@ def discover(base: list[Run], gold: list[Run]) -> Lists:
         return Lists([], [], verdict="incomplete_run", reason=unfinished)
     names = sorted({n for r in [*base, *gold] for n in r.all_tests})
     if not names:
-        return Lists([], [], verdict="no_tests_ran", reason="no run reported any test")
+        return Lists([], [], verdict="no_tests_ran", reason="no run reported any test" + why_no_tests([*gold, *base]))
 
     def rate(runs: list[Run], name: str) -> float:
         return sum(r.all_tests.get(name) == "passed" for r in runs) / len(runs)  # an xfail is not a pass here
@@ -210,6 +210,19 @@ NETWORK_SIGNS = ("Temporary failure in name resolution", "Name or service not kn
                  "No address associated with hostname", "socket.gaierror", "[Errno -2]", "[Errno -3]", "[Errno 101]",
                  "Failed to establish a new connection", "Max retries exceeded with url", "nodename nor servname")
 """What a test prints when it needs the network (sandboxes have none, as on an air-gapped machine)."""
+
+
+def why_no_tests(runs: list[Run], lines: int = 3) -> str:
+    """What the runs' output says when no test was reported (pure): a likely cause, else the last lines of the
+    first run that printed something (a collection error, "no tests ran", a wrong path), else that none did."""
+    cause = likely_cause([r.output_tail for r in runs])
+    if cause:
+        return f": {cause}"
+    printed = next((r.output_tail for r in runs if r.output_tail.strip()), "")
+    if not printed:
+        return ": the test command printed nothing"
+    last = [line.strip() for line in printed.strip().splitlines() if line.strip()][-lines:]
+    return f"; the output ends: {' | '.join(last)[:400]}"
 
 
 def likely_cause(outputs: list[str], outcomes: list[str] = ()) -> str | None:
@@ -304,8 +317,8 @@ class Validator:
             return self._write(task, {**report, "verdict": verdict, "reason": e.reason or str(e).splitlines()[0],
                                       "build_log_tail": e.log_tail[-4000:]}, started)
         try:
-            empty = self._runs(image, spec, task, b"", 1, finished)[0]
-            gold = self._runs(image, spec, task, task.patch.encode(), self.reruns, finished)
+            empty = self._runs(image, spec, task, b"", 1, finished, "empty patch")[0]
+            gold = self._runs(image, spec, task, task.patch.encode(), self.reruns, finished, "gold patch")
         except SandboxError as e:
             return self._write(task, {**report, "verdict": "infra_error", "reason": str(e).splitlines()[0]}, started)
         verdict = decide(task, empty, gold)
@@ -326,21 +339,25 @@ class Validator:
         SandboxError when the engine fails; the caller validates the task made from the lists as usual."""
         image = self.images.task_image(self.pack, task)
         spec = self.pack.spec_for(task)
-        base = self._runs(image, spec, task, b"", reruns, complete)
-        gold = self._runs(image, spec, task, task.patch.encode(), reruns, complete)
+        base = self._runs(image, spec, task, b"", reruns, complete, "discovery at base")
+        gold = self._runs(image, spec, task, task.patch.encode(), reruns, complete, "discovery with the gold patch")
         return discover(base, gold), base, gold
 
-    def _runs(self, image: str, spec, task: TaskSpec, patch: bytes, n: int, evidence: Callable[[Run], bool]
-              ) -> list[Run]:
+    def _runs(self, image: str, spec, task: TaskSpec, patch: bytes, n: int, evidence: Callable[[Run], bool],
+              what: str = "run") -> list[Run]:
         """``n`` graded runs of ``patch``; a run that is no ``evidence`` (it timed out or stopped part-way) is run
-        once more in its place, and the retry kept whatever it shows (the decision then names it)."""
+        once more in its place, and the retry kept whatever it shows (the decision then names it). Each run
+        ends with a progress line (a slow task's runs take minutes each)."""
         runs = []
-        for _ in range(n):
+        for i in range(n):
             run = self._grade(image, spec, task, patch)
             if not evidence(run) and run.outcome not in NOT_RETRIED:
+                self.log(f"  {task.instance_id}: {what}, run {i + 1}/{n}: {run.outcome} ({run.seconds:.0f} s), "
+                         "run again")
                 retry = self._grade(image, spec, task, patch)
                 retry.retried_after = f"{run.outcome}: {run.reason}"
                 run = retry
+            self.log(f"  {task.instance_id}: {what}, run {i + 1}/{n}: {run.outcome} ({run.seconds:.0f} s)")
             runs.append(run)
         return runs
 
@@ -384,7 +401,7 @@ def discovery_json(lists: Lists, base: list[Run], gold: list[Run]) -> dict:
     """What a validation report keeps of the discovery runs: each run's outcome, and why tests were left out."""
     return {"verdict": lists.verdict, "reason": lists.reason, "FAIL_TO_PASS": len(lists.FAIL_TO_PASS),
             "PASS_TO_PASS": len(lists.PASS_TO_PASS), "flaky": lists.flaky, "broken_by_gold": lists.broken_by_gold,
-            "runs": {side: [_run_json(r, tail=not complete(r)) for r in runs]
+            "runs": {side: [_run_json(r, tail=not complete(r) or not r.all_tests) for r in runs]
                      for side, runs in (("base", base), ("gold", gold))}}
 
 

@@ -69,3 +69,13 @@ def test_plan_and_report_use_the_same_layer(runs_dir, tmp_path):
     assert needed == sorted(needed, reverse=True)  # more seeds, fewer tasks
     report = run_cli("report", "both", "--runs-dir", str(runs_dir), "--format", "md", cwd=tmp_path).stdout
     assert "## Paired comparisons (Holm-adjusted)" in report and "| b/m | a/m | 20 | -15.0 pts |" in report
+
+
+def test_compare_from_another_folder_points_at_runs_dir(runs_dir, tmp_path):
+    """Issue 27: from another folder the hint named --db, where the user has a runs folder (--runs-dir)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run_cli("compare", "ra", "rb", cwd=elsewhere, check=False)
+    assert done.returncode == 1 and "no results database at runs/evalharness.db" in done.stderr
+    assert "--runs-dir PATH/runs" in done.stderr
+    assert run_cli("compare", "ra", "rb", "--runs-dir", str(runs_dir), cwd=elsewhere).returncode == 0

@@ -72,3 +72,24 @@ def test_every_status_reads_every_reported_test_from_junit_and_from_text():
     assert every_status("junit", exit_code=1, log="", junit_xml=None) == {}
     log = "PASSED tests/test_a.py::test_x\nFAILED tests/test_a.py::test_y - assert 0\n"
     assert every_status("pytest", exit_code=1, log=log, junit_xml=None) == statuses
+
+
+def test_no_tests_ran_says_why_from_the_output_and_keeps_its_tail():
+    """Issue 27: a no_tests_ran verdict had no output tail saying why."""
+    from evalharness.validation import Lists, discovery_json
+
+    said = "ERROR: file or directory not found: tests/test_x.py\n\nno tests ran in 0.01s\n"
+    base, gold = [Run("unresolved", {}, output_tail=said)], [Run("unresolved", {}, output_tail=said)]
+    lists = discover(base, gold)
+    assert lists.verdict == "no_tests_ran"
+    assert lists.reason == ("no run reported any test; the output ends: ERROR: file or directory not found: "
+                            "tests/test_x.py | no tests ran in 0.01s")
+    kept = discovery_json(lists, base, gold)["runs"]
+    assert kept["gold"][0]["output_tail"] == said and kept["base"][0]["output_tail"] == said
+    silent = discover([Run("unresolved", {})], [Run("unresolved", {})])
+    assert silent.reason == "no run reported any test: the test command printed nothing"
+    missing = discover([Run("unresolved", {}, output_tail="ModuleNotFoundError: No module named 'yaml'\n")],
+                       [Run("unresolved", {})])
+    assert missing.reason == "no run reported any test: a module the environment lacks: 'yaml'"
+    reported = discovery_json(Lists(["t"], []), [run(t="failed")], [run(t="passed")])["runs"]
+    assert "output_tail" not in reported["gold"][0]  # a complete run that reported tests keeps no tail

@@ -84,8 +84,8 @@ def test_gold_empty_and_mixed_predictions_graded_in_one_run_then_compared(tmp_pa
     assert e["completed_ids"] == [] and set(e["outcomes"].values()) == {"no_patch"}
     assert m["submitted_ids"] == sorted([MATH, STR, CACHE, URL]) and m["submitted_instances"] == 4
     assert m["resolved_ids"] == [STR]
-    assert m["unresolved_ids"] == sorted([MATH, CACHE]) and m["completed_instances"] == 3
-    assert m["empty_patch_ids"] == [URL] and m["error_ids"] == []
+    assert m["unresolved_ids"] == [MATH] and m["completed_instances"] == 2
+    assert m["empty_patch_ids"] == [URL] and m["error_ids"] == m["patch_apply_failed_ids"] == [CACHE]  # as SWE-bench
     assert m["incomplete_ids"] == sorted(set(gold) - {MATH, STR, CACHE, URL})
     assert m["outcomes"] == {MATH: "unresolved", STR: "resolved", CACHE: "patch_apply_failed", URL: "no_patch"}
     assert m["config"] == "predictions/mixed" and g["config"] == "predictions/org/gold"
@@ -95,7 +95,7 @@ def test_gold_empty_and_mixed_predictions_graded_in_one_run_then_compared(tmp_pa
     assert scores["predictions/org/gold"]["resolve_rate"] == 1.0 and scores["predictions/org/gold"]["n_trials"] == 8
     assert scores["predictions/empty"]["resolve_rate"] == 0.0
     assert scores["predictions/mixed"]["n_trials"] == 4  # not submitted: no trial
-    assert "predictions/mixed: 1 of 8 instances resolved (4 submitted, 3 completed" in done.stderr
+    assert "predictions/mixed: 1 of 8 instances resolved (4 submitted, 2 completed" in done.stderr
     assert "predictions/mixed: 4 of 8 instances not submitted (no trial)" in done.stderr
 
     trials = tmp_path / "runs" / run_id / "quickstart"
@@ -110,6 +110,17 @@ def test_gold_empty_and_mixed_predictions_graded_in_one_run_then_compared(tmp_pa
     result = json.loads((failed / "result.json").read_text())
     assert result["outcome"] == "patch_apply_failed" and result["reason"].startswith("the prediction does not apply")
     assert result["grade"] is None and "this line is not in the file" in (failed / "patch.diff").read_text()
+
+    # SWE-bench's per-instance report.json: each graded prediction, none for an empty one
+    logs = tmp_path / "runs" / run_id / "run_evaluation"
+    assert m["instance_reports"] == str(logs / "mixed") and m["instance_reports_written"] == 3
+    assert sorted(p.name for p in (logs / "mixed").iterdir()) == sorted([MATH, STR, CACHE])
+    each = {i: json.loads((logs / "mixed" / i / "report.json").read_text())[i] for i in (MATH, STR, CACHE)}
+    assert (each[STR]["resolved"], each[MATH]["resolved"]) == (True, False)
+    assert any("test_clamp" in t for t in each[MATH]["tests_status"]["PASS_TO_PASS"]["failure"])
+    assert each[CACHE] == {"patch_is_None": False, "patch_exists": True, "patch_successfully_applied": False,
+                           "resolved": False}
+    assert len(list((logs / "org__gold").iterdir())) == 8 and not (logs / "empty").exists()
 
     compared = run_cli("compare", run_id, "--a", "predictions/org/gold", "--b", "predictions/empty", cwd=tmp_path)
     assert "shared tasks" in compared.stdout and "+100.0%" in compared.stdout

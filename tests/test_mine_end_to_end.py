@@ -101,7 +101,7 @@ def test_mining_gives_each_commit_its_verdict_and_a_pack_that_runs(history, tmp_
 
     # resumable: a second run examines nothing again and writes the same report
     again = run_cli(*args, cwd=tmp_path, check=False)
-    assert again.returncode == 0 and "5 commit(s) already examined" in again.stdout
+    assert again.returncode == 0 and "5 commit(s) already examined" in again.stderr
     assert json.loads((out / "mining-report.json").read_text())["candidates"] == report["candidates"]
 
     run = run_cli("run", "-p", str(out), "-H", "oracle", "-H", "null", "--format", "json", "--runs-dir",

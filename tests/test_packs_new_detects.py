@@ -69,9 +69,19 @@ def test_folders_that_are_not_the_package_are_not_taken_for_it():
     ({"src/calc/__init__.py": "", "src/calc/tests/test_a.py": ""}, "in-package"),
     ({"calc.py": "", "test_calc.py": ""}, "top-level"),
     ({"calc.py": "", "calc_helpers.py": ""}, "none"),
+    ({"calc/__init__.py": "", "bench/test_speed.py": "", "benchmarks/test_big.py": ""}, "none"),
+    ({"calc/__init__.py": "", "calc/benchmarks/test_speed.py": "", "test_calc.py": ""}, "top-level"),
 ])
 def test_test_layout(files, where):
     assert found(files).tests.value == where
+
+
+def test_benchmark_files_are_not_counted_as_tests():
+    """Issue 27: `packs new` counted pytest-benchmark files under bench/ as tests."""
+    tests = found({"calc/__init__.py": "", "tests/test_a.py": "", "bench/test_speed.py": "",
+                   "benchmarks/sub/speed_test.py": ""}).tests
+    assert (tests.value, tests.reason) == ("tests-folder", "1 test file, under tests/ (2 file(s) under a benchmark "
+                                                           "folder not counted)")
 
 
 # --- Python ------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 
 from evalharness.errors import HarnessError
 from evalharness.harness.predictions import APPLY_COMMANDS, RESET, PredictionsHarness
-from evalharness.predictions import (Predictions, PredictionsError, check_pack, read_predictions,
+from evalharness.predictions import (Predictions, PredictionsError, check_pack, instance_report, read_predictions,
                                      swebench_report)
 from evalharness.runner import RunConfig, _matrix
 from evalharness.trial import PATCH_APPLY_FAILED
@@ -134,15 +134,38 @@ def test_the_swebench_report_puts_each_task_in_exactly_one_list(tinypack):
     assert SWEBENCH_KEYS <= set(report) and report["schema_version"] == 2
     assert report["total_instances"] == 8 and report["submitted_instances"] == 7
     assert report["resolved_ids"] == [tasks[0]]
-    assert report["unresolved_ids"] == sorted([tasks[1], "t-apply"])  # tampered and not applying count against
-    assert report["completed_ids"] == sorted([tasks[0], tasks[1], "t-apply"])
-    assert report["error_ids"] == ["t-infra", "t-lost"]  # never unresolved
+    assert report["unresolved_ids"] == [tasks[1]]  # tampered counts against
+    assert report["completed_ids"] == sorted([tasks[0], tasks[1]])
+    assert report["error_ids"] == ["t-apply", "t-infra", "t-lost"]  # never unresolved; not applying: as SWE-bench
+    assert report["patch_apply_failed_ids"] == ["t-apply"] and "never completed" in report["counting"]
     assert report["task_error_ids"] == ["t-broken"] and report["task_error_instances"] == 1
     assert report["empty_patch_ids"] == ["t-empty"] and report["empty_patch_instances"] == 1
     assert report["incomplete_ids"] == ["t-absent"] and report["unknown_ids"] == ["elsewhere"]
     assert report["outcomes"]["t-lost"] == "not recorded" and report["config"] == "predictions/m"
     parts = ["completed_ids", "error_ids", "task_error_ids", "empty_patch_ids"]
     assert sorted(sum((report[k] for k in parts), [])) == report["submitted_ids"]
+
+
+def test_each_graded_prediction_gets_swebench_s_per_instance_report(tinypack):
+    """Issue 27: grade-predictions wrote no per-instance report.json (shape: SWE-bench's evaluation logs)."""
+    clamp = tinypack.task("tiny-clamp")
+    f2p, p2p = clamp.FAIL_TO_PASS, clamp.PASS_TO_PASS
+    tests = {f2p[0]: "failed", **{t: "passed" for t in p2p[1:]}, p2p[0]: "xfail"}
+    row = _row("tiny-clamp", "unresolved")
+    report = instance_report(clamp, row, tests)
+    body = report["tiny-clamp"]
+    assert list(body) == ["patch_is_None", "patch_exists", "patch_successfully_applied", "resolved", "tests_status"]
+    assert (body["patch_successfully_applied"], body["resolved"]) == (True, False)
+    assert body["tests_status"]["FAIL_TO_PASS"] == {"success": [], "failure": f2p}
+    assert body["tests_status"]["PASS_TO_PASS"] == {"success": p2p[1:], "failure": [p2p[0]]}  # xfail: not allowed
+    allowed = clamp.model_copy(update={"metadata": {"xfail_at_base": [p2p[0]]}})
+    assert instance_report(allowed, row, tests)["tiny-clamp"]["tests_status"]["PASS_TO_PASS"]["failure"] == []
+    assert set(body["tests_status"]) == {"FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"}
+    assert instance_report(clamp, _row("tiny-clamp", "patch_apply_failed"), None) == {"tiny-clamp": {
+        "patch_is_None": False, "patch_exists": True, "patch_successfully_applied": False, "resolved": False}}
+    for no_report in (_row("tiny-clamp", "no_patch"), _row("tiny-clamp", "sandbox_error", infra=True),
+                      _row("tiny-clamp", "task_error")):
+        assert instance_report(clamp, no_report, None) is None
 
 
 class FakeSandbox:

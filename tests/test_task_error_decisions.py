@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from evalharness.liveness import STALE_AFTER_S, collectable_runs, run_status, runner_alive
-from evalharness.runner import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_TASK_ERRORS, exit_code
+from evalharness.runner import (EXIT_INFRA, EXIT_INTERRUPTED, EXIT_NEVER_WORKED, EXIT_OK, EXIT_TASK_ERRORS, exit_code,
+                                never_worked)
 from evalharness.sandbox.build_failures import BuildFailure, diagnose, failing_step_output, is_task_defect
 from evalharness.stats._frame import usable_trials
 from evalharness.taskcheck import patch_problems
@@ -111,13 +112,25 @@ def test_gold_patches_that_do_not_apply_are_named_with_the_first_line_of_git():
     assert patch_problems(apply_check, _task()) == []  # nothing to check
 
 
-@pytest.mark.parametrize("task_errors, infra, interrupted, code", [
-    (0, 0, False, EXIT_OK), (2, 0, False, EXIT_TASK_ERRORS), (0, 1, False, EXIT_INFRA),
-    (1, 1, False, EXIT_TASK_ERRORS), (1, 1, True, EXIT_INTERRUPTED),
+@pytest.mark.parametrize("task_errors, infra, interrupted, never_worked, code", [
+    (0, 0, False, 0, EXIT_OK), (2, 0, False, 0, EXIT_TASK_ERRORS), (0, 1, False, 0, EXIT_INFRA),
+    (1, 1, False, 0, EXIT_TASK_ERRORS), (1, 1, True, 0, EXIT_INTERRUPTED), (0, 0, False, 1, EXIT_NEVER_WORKED),
+    (0, 1, False, 1, EXIT_INFRA), (1, 0, False, 1, EXIT_TASK_ERRORS), (0, 0, True, 1, EXIT_INTERRUPTED),
 ])
-def test_exit_codes(task_errors, infra, interrupted, code):
-    assert exit_code(task_errors=task_errors, infra=infra, interrupted=interrupted) == code
-    assert (EXIT_OK, EXIT_TASK_ERRORS, EXIT_INFRA, EXIT_INTERRUPTED) == (0, 1, 3, 130)
+def test_exit_codes(task_errors, infra, interrupted, never_worked, code):
+    assert exit_code(task_errors=task_errors, infra=infra, interrupted=interrupted, never_worked=never_worked) == code
+    assert (EXIT_OK, EXIT_TASK_ERRORS, EXIT_INFRA, EXIT_NEVER_WORKED, EXIT_INTERRUPTED) == (0, 1, 3, 4, 130)
+
+
+def test_a_configuration_whose_every_trial_is_harness_error_never_worked():
+    """Issue 27: a run whose every trial was harness_error (a script matching nothing) exited 0, silent to cron."""
+    def row(harness, outcome, reason=""):
+        return {"harness": harness, "model": "openai/m", "outcome": outcome, "reason": reason}
+
+    rows = [row("minimal", "harness_error", ""), row("minimal", "harness_error", "ModelAPIError: 400 no scenario"),
+            row("other", "harness_error", "x"), row("other", "unresolved"), row("oracle", "resolved")]
+    assert never_worked(rows) == {"minimal/openai/m": "ModelAPIError: 400 no scenario"}
+    assert never_worked([row("other", "unresolved")]) == {} and never_worked([]) == {}
 
 
 def test_task_error_rows_are_left_out_of_rates_like_infrastructure_rows():

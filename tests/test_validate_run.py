@@ -114,10 +114,13 @@ def test_each_task_gets_its_verdict_and_runs_skip_the_unsound(recipe_pack, tmp_p
     assert reports["sound"]["tests"]["test_lib.py::test_add"] == {
         "list": "FAIL_TO_PASS", "base": "failed", "gold_pass_rate": 1.0, "gold": ["passed", "passed"]}
     assert "recipepack: 1/4 ok" in done.stdout
+    # progress on stderr, a line per graded run (a slow task is never minutes of silence); stdout: the summary
+    assert "  sound: gold patch, run 2/2: resolved (" in done.stderr and "[4/4]" in done.stderr
+    assert "gold patch, run" not in done.stdout and "[4/4]" not in done.stdout
 
     # a second validation keeps the current reports (resumable) and says so
     again = run_cli("packs", "validate", str(recipe_pack), "--run", cwd=tmp_path, check=False)
-    assert "4 task(s) already validated" in again.stdout and again.returncode == 1
+    assert "4 task(s) already validated" in again.stderr and again.returncode == 1
 
     # the task image holds the base commit, not the later environment commit
     from evalharness.packs import load_pack

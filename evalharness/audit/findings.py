@@ -36,8 +36,10 @@ class Finding:
     probe: str
     """The probe's name (``validity``, ``mutants``, ``strict_literals``, ``underspecified``, ``leak``,
     ``universal``, ``environment``, ``agents``, ``investigator``)."""
-    family: str
-    """One of ``FAMILIES``: the family the probe looks for (an investigator names the family it found)."""
+    family: str | None
+    """One of ``FAMILIES``: the family the probe looks for (an investigator names the family it found). None
+    only where nothing is flagged and no family applies: an investigator's clean verdict, or a seed that gave no
+    verdict (the investigator looks for every family, so it has none of its own)."""
     flagged: bool
     severity: int = 0
     reason: str = ""
@@ -49,7 +51,9 @@ class Finding:
     """Hash of everything the finding depends on; a resumed audit keeps findings whose hash still matches."""
 
     def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
+        if self.family is None and self.flagged:
+            raise ValueError("a finding that flags a task names its family")
+        if self.family is not None and self.family not in FAMILIES:
             raise ValueError(f"family {self.family!r} is not one of {', '.join(FAMILIES)}")
         if self.status not in STATUSES:
             raise ValueError(f"status {self.status!r} is not one of {', '.join(STATUSES)}")

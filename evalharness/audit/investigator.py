@@ -42,8 +42,9 @@ from evalharness.types import AgentResult, Budget, Harness, ModelEndpoint, TaskS
 __all__ = ["PROMPT_PATH", "RULE", "VERDICT_FILE", "chosen_harness", "cli_investigator", "ensemble", "investigate",
            "investigation_context"]
 
-VERSION = 1
-"""Bumped when what the investigator is given or how its answer is read changes (resumed audits rerun)."""
+VERSION = 2
+"""Bumped when what the investigator is given or how its answer is read changes (resumed audits rerun).
+2: seeds count from 0 as a run's do; a clean verdict has no family; a task without a test patch is told so."""
 PROMPT_PATH = Path(__file__).resolve().parents[2] / "audits" / "investigator-prompt.md"
 AUDIT_DIR = "/tmp/audit"
 VERDICT_FILE = f"{AUDIT_DIR}/verdict.json"
@@ -167,11 +168,23 @@ def for_investigation(harness: Harness) -> Harness:
 
 
 def prompt_for(task: TaskSpec, template: str, workdir: str) -> str:
-    """The investigation prompt for ``task``: the template's placeholders filled."""
+    """The investigation prompt for ``task``: the template's placeholders filled. A task whose test patch is
+    empty (its tests are already in the repository) is told so, never to apply an empty file."""
     return fill(template, {"instance_id": task.instance_id, "workdir": workdir, "audit_dir": AUDIT_DIR,
                            "verdict_file": VERDICT_FILE, "test_command": "bash " + AUDIT_DIR + "/run_tests.sh",
                            "families": ", ".join(f"`{f}`" for f in FAMILIES),
-                           "statement": task.problem_statement})
+                           "statement": task.problem_statement, **_test_patch_words(task)})
+
+
+def _test_patch_words(task: TaskSpec) -> dict[str, str]:
+    """The prompt's ``{test_patch_item}`` and ``{apply_tests}``, for a task with or without a test patch."""
+    if task.test_patch.strip():
+        return {"test_patch_item": f"`{AUDIT_DIR}/test.patch`: the tests that grade the task (not applied to the "
+                                   "repository yet).",
+                "apply_tests": f"`git apply {AUDIT_DIR}/test.patch`, "}
+    return {"test_patch_item": "no test patch: this task's tests are already in the repository at base "
+                               f"(`{AUDIT_DIR}/task.json` names them; `{AUDIT_DIR}/test.patch` is empty).",
+            "apply_tests": ""}
 
 
 def audit_files(task: TaskSpec, test_command: str) -> dict[str, bytes]:

@@ -47,7 +47,7 @@ def needs_environment(probe) -> bool:
     return getattr(probe, "needs_environment", probe.needs in ("docker", "model"))
 
 
-def _no_environment(task: TaskSpec, name: str, family: str, problem: str, seed: int = 0) -> Finding:
+def _no_environment(task: TaskSpec, name: str, family: str | None, problem: str, seed: int = 0) -> Finding:
     return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
                    reason=f"the task has no environment: {problem}", evidence={"no_environment": problem},
                    inputs_hash=inputs_hash(name, "no_environment", task.model_dump(mode="json"), problem))
@@ -63,7 +63,7 @@ def reads(probe, kind: str) -> bool:
     return kind in getattr(probe, "kinds", ("tasks",))
 
 
-def _other_kind(task: TaskSpec, name: str, family: str, kind: str, wants: str, seed: int = 0) -> Finding:
+def _other_kind(task: TaskSpec, name: str, family: str | None, kind: str, wants: str, seed: int = 0) -> Finding:
     return Finding(task.instance_id, name, family, False, status="skipped", seed=seed,
                    reason=f"{name} reads {KIND_NEEDS.get(wants, wants)}; this is a {kind} pack's task",
                    evidence={"pack_kind": kind},
@@ -139,15 +139,16 @@ class Auditor:
     def _investigate(self, task: TaskSpec) -> list[tuple[Finding, bool]]:
         inv = self.investigator
         if self.pack.spec.kind != "tasks":
-            return [(_other_kind(task, "investigator", "validity", self.pack.spec.kind, "tasks", s), True)
-                    for s in range(1, inv.seeds + 1)]
+            return [(_other_kind(task, "investigator", None, self.pack.spec.kind, "tasks", s), True)
+                    for s in range(inv.seeds)]
         problem = self.pack.recipe_problem(task)
         if problem is not None:
-            return [(_no_environment(task, "investigator", "validity", problem, s), True)
-                    for s in range(1, inv.seeds + 1)]
+            return [(_no_environment(task, "investigator", None, problem, s), True)
+                    for s in range(inv.seeds)]
         digest = inputs_hash("investigator", inv.config, task.model_dump(mode="json"))
+        self._forget_stale_seeds(task, digest, inv.seeds)
         out, todo = [], []
-        for seed in range(1, inv.seeds + 1):
+        for seed in range(inv.seeds):
             kept = self._current(task, "investigator", seed, digest)
             if kept is not None:
                 out.append((kept, False))
@@ -157,7 +158,7 @@ class Auditor:
             try:
                 fresh = inv.run(task, self.ctx, todo)
             except SandboxError as e:
-                fresh = [Finding(task.instance_id, "investigator", "validity", False, status="error", seed=s,
+                fresh = [Finding(task.instance_id, "investigator", None, False, status="error", seed=s,
                                  reason=f"the engine failed: {e}") for s in todo]
             for finding in fresh:
                 finding.inputs_hash = digest
@@ -173,6 +174,17 @@ class Auditor:
             if kept is not None:
                 out.append((Finding.from_json(kept), False))
         return out
+
+    def _forget_stale_seeds(self, task: TaskSpec, digest: str, seeds: int) -> None:
+        """Stored seeds outside ``range(seeds)`` made with another configuration (an older investigator numbered
+        its seeds from 1) would keep flagging the task beside the current ones: they are removed. A seed made
+        with this configuration (an earlier, larger --seeds) is kept."""
+        for (task_id, probe, seed), row in list(self._stored.items()):
+            if (task_id == task.instance_id and probe == "investigator" and seed >= seeds
+                    and row["inputs_hash"] != digest):
+                self.store.forget_finding(self.pack.name, task_id, probe, seed)
+                with self._lock:
+                    del self._stored[(task_id, probe, seed)]
 
     def audit_task(self, task: TaskSpec) -> list[Finding]:
         results = [self._probe(p, task) for p in self.probes]
@@ -214,7 +226,7 @@ class Auditor:
 
 
 def summary_line(findings: list[Finding]) -> str:
-    flagged = [f"{f.probe}{' ensemble' if f.seed < 0 else '#' + str(f.seed) if f.seed else ''} "
+    flagged = [f"{f.probe}{' ensemble' if f.seed < 0 else '#' + str(f.seed) if f.probe == 'investigator' else ''} "
                f"({f.family}, severity {f.severity})" for f in findings if f.flagged]
     other = {s: sum(f.status == s for f in findings) for s in ("skipped", "error", "invalid")}
     tail = ", ".join(f"{n} {s}" for s, n in other.items() if n)

@@ -130,7 +130,8 @@ def _kappa_vs_humans(flags: dict[str, TaskFlag], humans: dict[str, Consensus], l
     pipeline = ["flag" if flags[t].flagged else "clean" for t in tasks]
     human = ["flag" if broken(humans[t]) else "clean" for t in tasks]
     table = agreement_table(pipeline, human, ["flag", "clean"])
-    summary = cohen_kappa(table, level=level, min_n=MIN_AGREEMENT_N).to_dict()
+    summary = cohen_kappa(table, level=level, min_n=MIN_AGREEMENT_N,
+                          raters=("the audit's flags", "the human consensus")).to_dict()
     summary["table"] = {"tp": int(table[0, 0]), "fp": int(table[0, 1]), "fn": int(table[1, 0]),
                         "tn": int(table[1, 1])}
     # the raw agreement of a pipeline that calls every task broken is the humans' broken share
@@ -159,7 +160,8 @@ def among_humans(labels: list[dict[str, Any]], *, level: float = 0.95, n_boot: i
     if len(annotators) == 2:
         both = np.isfinite(broken).all(0)
         table = agreement_table(broken[0, both].astype(int), broken[1, both].astype(int), [1, 0])
-        out["kappa"] = {"method": "cohen", **cohen_kappa(table, level=level, min_n=MIN_AGREEMENT_N).to_dict()}
+        out["kappa"] = {"method": "cohen", **cohen_kappa(table, level=level, min_n=MIN_AGREEMENT_N,
+                                                         raters=(annotators[0], annotators[1])).to_dict()}
     else:
         out["kappa"] = _fleiss_with_interval(broken[:, shared], level, n_boot, seed)
     for key, data, scale in (("severity_alpha", severity, "ordinal"), ("broken_alpha", broken, "nominal")):

@@ -24,9 +24,9 @@ from evalharness.audit.findings import FAMILIES, Finding, inputs_hash
 PROBE = "investigator"
 ENSEMBLE_SEED = -1
 """The seed under which the ensemble of a task's seeds is stored (per-seed findings carry their seed)."""
-UNNAMED_FAMILY = "validity"
-"""``Finding.family`` of a finding that flags nothing and names no family (a Finding needs one); the
-verdict itself, with its null family, is in the evidence."""
+UNNAMED_FAMILY = None
+"""``Finding.family`` of a finding that flags nothing and names no family: a clean verdict, or a seed without
+one. Never ``validity`` or another family, which would count a clean answer under a defect it never named."""
 _FENCE = re.compile(r"^```[A-Za-z]*\n(.*)\n```$", re.DOTALL)
 
 

@@ -37,15 +37,23 @@ def _store(runs_dir: Path, db: str | None):
     from evalharness.store import Store, database_url
 
     if db is None and not (runs_dir / "evalharness.db").exists():
-        raise UserError(f"no results database at {runs_dir / 'evalharness.db'}", "run an evaluation first, or pass --db")
+        raise UserError(f"no results database at {runs_dir / 'evalharness.db'}",
+                        "run from the folder where the evaluation ran (its runs/ folder holds the database), or pass "
+                        "--runs-dir PATH/runs (or --db URL for a database elsewhere)")
     return Store(database_url(db or runs_dir / "evalharness.db"))
 
 
 
-def grading_validator(pack, purpose: str, *, reruns: int = 3, ca_bundle: Path | None = None):
+def progress(line: str) -> None:
+    """A progress line: standard error, so standard output carries only a command's result."""
+    click.echo(line, err=True)
+
+
+def grading_validator(pack, purpose: str, *, reruns: int = 3, ca_bundle: Path | None = None, log=progress):
     """The Docker wiring every command that grades a pack's tasks shares (validate, mine, inject, add-task):
     an engine client, a run id ``<purpose>-<time>`` labelling its containers (``remove_labelled`` cleans up),
-    an image builder, a started grader sandbox per grading run, and the Validator over them."""
+    an image builder, a started grader sandbox per grading run, and the Validator over them (both write their
+    progress lines to ``log``)."""
     import contextlib
     import time
 
@@ -67,6 +75,6 @@ def grading_validator(pack, purpose: str, *, reruns: int = 3, ca_bundle: Path | 
             box.start()
             yield box
 
-    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo)
-    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=click.echo)
+    builder = ImageBuilder(client, ca_bundle=ca_bundle, log=log)
+    validator = Validator(pack, builder, sandbox, grade, reruns=reruns, log=log)
     return client, run_id, builder, sandbox, validator

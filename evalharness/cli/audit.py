@@ -32,6 +32,9 @@ from pathlib import Path  # noqa: E402
 from evalharness.cli._common import CA_BUNDLE, DB, RUNS_DIR, _store  # noqa: E402
 from evalharness.errors import UserError  # noqa: E402
 
+MUTANTS_CAP = 12
+"""``audit.mutants.DEFAULT_CAP``, written out so that the CLI loads without libcst (a test keeps them equal)."""
+
 EXCLUDE = click.option("--exclude", "excluded", multiple=True, metavar="ID",
                        help="Leave this task out of the audit and its results (repeatable).")
 EXCLUDE_FROM = click.option("--exclude-from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -66,13 +69,15 @@ AUDITS_DIR = click.option("--audits-dir", type=click.Path(file_okay=False, path_
               help="Only what needs no engine: Docker probes say skipped; base code from host files (mirrors).")
 @click.option("--min-severity", type=click.IntRange(0, 3), default=2, show_default=True,
               help="A task is flagged when a probe flags it at this severity or more.")
+@click.option("--mutants-cap", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"At most N mutants per task for the mutants probe, each one grading run [default: {MUTANTS_CAP}].")
 @AUDITS_DIR
 @CA_BUNDLE
 @RUNS_DIR
 @DB
 def run_cmd(pack_path, run_ids, agent_preds, only, skip, harness, model, api_base, api_key_env, model_config, seeds,
-            tasks, excluded, exclude_from, workers, force, no_docker, min_severity, audits_dir, ca_bundle, runs_dir,
-            db) -> None:
+            tasks, excluded, exclude_from, workers, force, no_docker, min_severity, mutants_cap, audits_dir, ca_bundle,
+            runs_dir, db) -> None:
     """Audit PACK: run the probes (and investigators) on every task; store findings with evidence.
 
     Findings go to the results database and to <audits-dir>/<pack>/findings/<task>.json; the
@@ -105,7 +110,7 @@ def run_cmd(pack_path, run_ids, agent_preds, only, skip, harness, model, api_bas
         raise UserError(f"no task {', '.join(unknown)} in pack {pack.name}")
     left_out = _excluded(pack, excluded, exclude_from)
     chosen = [t for t in pack.tasks if (not tasks or t.instance_id in tasks) and t.instance_id not in left_out]
-    probes = _chosen_probes(only, skip)
+    probes = _chosen_probes(only, skip, mutants_cap)
     harness = chosen_harness(harness, only, skip)  # --probe investigator: minimal unless --investigator
     store = _audit_store(runs_dir, db)
     trials = _trials(store, run_ids, pack.name)
@@ -155,13 +160,19 @@ def _predictions(path: Path | None, pack):
     return found
 
 
-def _chosen_probes(only, skip):
+def _chosen_probes(only, skip, mutants_cap: int | None = None):
+    """The probes ``--probe``/``--skip-probe`` choose; the mutants probe with ``--mutants-cap`` when given (a
+    changed cap changes its inputs hash, so a resumed audit grades that probe again)."""
+    import dataclasses
+
     from evalharness.audit.probes import load_probes
 
     probes = load_probes()
     unknown = sorted((set(only) | set(skip)) - set(probes) - {"investigator"})  # that one: chosen_harness
     if unknown:
         raise UserError(f"no probe {', '.join(unknown)}", f"probes: {', '.join(probes)}, investigator")
+    if mutants_cap is not None:
+        probes["mutants"] = dataclasses.replace(probes["mutants"], cap=mutants_cap)
     return [p for name, p in probes.items() if (not only or name in only) and name not in skip]
 
 

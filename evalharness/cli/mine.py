@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES, grading_validator
+from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES, grading_validator, progress
 from evalharness.cli.packs import _raise_interrupt, packs_cmd
 from evalharness.errors import UserError
 from evalharness.quality.gate import Thresholds
@@ -53,6 +53,8 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
     infra_error, and after validation the coverage gate's f2p_misses_change, no_p2p_guard, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
     command again keeps finished candidates and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
     (rejections are normal), 1 when no task was kept, 3 when some candidate ended in infra_error.
+    Progress lines (a line per commit, image builds) go to standard error; the summary and the report's
+    path to standard output.
 
     \b
     evalharness packs mine --repo ../myrepo --since 2024-01-01 --out tasks/mine -j 2
@@ -88,7 +90,7 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
             click.echo(f"note: --rewrite-model sends commit messages and test diffs to {api_base or rewrite_model}",
                        err=True)
         rewriter = m.model_rewriter(endpoint)
-    click.echo(f"{history.url}: {len(commits)} first-parent commit(s) in range (newest first)")
+    progress(f"{history.url}: {len(commits)} first-parent commit(s) in range (newest first)")
     report = _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
                   Thresholds(max_gold_bytes=max_gold_bytes), coverage=not no_coverage)
     for line in m.summary_lines(report):
@@ -120,7 +122,7 @@ def _run(out, pack, history, commits, reruns, discover_reruns, workers, export, 
                   thresholds=thresholds, coverage=coverage)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        return mine(out, history, commits, miner, workers=workers, log=click.echo)
+        return mine(out, history, commits, miner, workers=workers, log=progress)
     except KeyboardInterrupt:
         click.echo("interrupted: finished candidates are kept; run the same command to go on", err=True)
         sys.exit(130)

@@ -19,9 +19,13 @@ from evalharness.cli._common import cli
 def model_server_cmd(script, host, port, record, require_key) -> None:
     """Serve scripted OpenAI (chat, responses) and Anthropic (messages) replies on loopback.
 
+    A scenario matches a phrase of the prompt (no harness sends a task's instance_id) or the model name;
+    the example script fixes both tasks of the tiny test pack with minimal's bash and submit tools
+    (docs/model-server.md). In one shell, then another (both trials resolved, exit 0):
+
     \b
     evalharness model-server --script tests/models/data/two_tasks.yaml --port 8765
-    evalharness run -p tasks/quickstart -H minimal -m openai/scripted --api-base http://127.0.0.1:8765/v1
+    evalharness run -p tests/data/tinypack -H minimal -m openai/scripted --api-base http://127.0.0.1:8765/v1
     """
     from evalharness.models import serve_forever
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES, cli, grading_validator
+from evalharness.cli._common import CA_BUNDLE, MAX_GOLD_BYTES, cli, grading_validator, progress
 from evalharness.errors import UserError
 
 
@@ -38,7 +38,8 @@ def validate_cmd(paths, execute, reruns, only, workers, force, ca_bundle) -> Non
     the no-op --reruns times each: gold_fails when an oracle run's reward is not 1, empty_passes when a no-op
     run's is not 0, incomplete when a run gave no reward.
     Runs skip tasks whose current report is not ok, and say so. Exit 0 when every task is ok, 1 when
-    some task is not, 3 when only the engine failed.
+    some task is not, 3 when only the engine failed. Progress goes to standard error: image builds, a line
+    per graded run (a slow task's runs take minutes each) and a line per task; the summary to standard output.
 
     \b
     evalharness packs validate tasks/lite
@@ -84,7 +85,7 @@ def _validate_run(pack, reruns, only, workers, force, ca_bundle) -> int:
     tasks = [t for t in pack.tasks if not only or t.instance_id in only]
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        reports = validate_pack(validator, tasks, workers=workers, force=force, log=click.echo)
+        reports = validate_pack(validator, tasks, workers=workers, force=force, log=progress)
     except KeyboardInterrupt:
         click.echo("interrupted: reports written so far are kept; run the same command to go on", err=True)
         sys.exit(130)
@@ -114,9 +115,9 @@ def _harbor_validator(pack, reruns, ca_bundle):
 
     client = docker_client()
     run_id = time.strftime("validate-%Y%m%d-%H%M%S")
-    ctx = TrialContext(run_id, pack, client, ImageBuilder(client, ca_bundle=ca_bundle, log=click.echo), Budget(),
+    ctx = TrialContext(run_id, pack, client, ImageBuilder(client, ca_bundle=ca_bundle, log=progress), Budget(),
                        Limits())
-    return client, run_id, HarborValidator(pack, ctx, reruns=reruns, log=click.echo)
+    return client, run_id, HarborValidator(pack, ctx, reruns=reruns, log=progress)
 
 
 @packs_cmd.command("import")

@@ -37,7 +37,10 @@ def grade_predictions_cmd(pack, sources, model_names, report_paths, skip_unknown
     Each predictions file is one configuration, predictions/<model_name_or_path>, of one run: the
     prediction is applied in the agent sandbox (git apply, git apply --reject, patch --fuzz=5),
     then graded as any agent's change. Missing instances are not submitted (no trial); one that
-    does not apply is patch_apply_failed. Exit codes as `run`.
+    does not apply is patch_apply_failed (a failure in evalharness's rates, an error in the SWE-bench
+    report, as SWE-bench counts it). Per file a SWE-bench report (RUN_FOLDER/<model>.<run_id>.json or
+    --report-json), and per graded instance SWE-bench's report.json under
+    RUN_FOLDER/run_evaluation/<model>/<instance_id>/. Exit codes as `run`.
 
     \b
     evalharness grade-predictions -p tasks/quickstart -P gold.jsonl -P mine.json
@@ -47,7 +50,7 @@ def grade_predictions_cmd(pack, sources, model_names, report_paths, skip_unknown
     \b
     Exit codes: 0 every trial recorded; 1 a user error (a malformed predictions file, named with
     its line) or task errors; 2 a malformed command line; 3 infrastructure failures remained
-    (--resume RUN_ID retries them); 130 interrupted.
+    (--resume RUN_ID retries them); 4 every prediction of a file ended harness_error; 130 interrupted.
     """
     from functools import partial
 

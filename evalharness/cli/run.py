@@ -122,6 +122,8 @@ def run_cmd(pack, harnesses, models, api_base, api_key_env, temperature, input_c
            tasks (image cannot be built, gold patch does not apply), named at the end
       2    the command line itself is malformed (click's usage error)
       3    infrastructure failures remained (resume to retry them)
+      4    a configuration's every trial is harness_error (recorded and counted, but its
+           harness never worked: a wrong model name, a refused key), named at the end
       130  interrupted (Ctrl-C, SIGTERM); resume with --resume RUN_ID
     """
     from evalharness.console import run_with_progress
@@ -192,6 +194,10 @@ def _exit_for(summary) -> None:
     if summary.infra_remaining:
         click.echo(f"error: {summary.infra_remaining} trial(s) of run {summary.run_id} ended in infrastructure "
                    f"failures\n  retry them with: evalharness run --resume {summary.run_id}", err=True)
+    for config, reason in summary.never_worked.items():
+        click.echo(f"error: every trial of {config} in run {summary.run_id} is harness_error (counted as failures "
+                   f"in its rate): its harness never worked; check the model name, key and endpoint\n"
+                   f"  first error: {reason.strip().splitlines()[0][:300] if reason.strip() else reason}", err=True)
     sys.exit(summary.exit_code)
 
 

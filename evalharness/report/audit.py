@@ -23,7 +23,7 @@ def _interval(d: dict[str, Any], key: str = "estimate") -> str:
 
 def _kappa(vs: dict[str, Any], key: str = "kappa") -> str:
     """A kappa (or alpha) with its interval, or why there is none."""
-    if vs.get("too_few"):
+    if vs.get("too_few") or vs.get("degenerate"):
         return vs.get("note", "too few labels")
     if not vs.get("n", vs.get("n_items", 0)):
         return "no labels"
@@ -79,7 +79,7 @@ def agreement_rows(r: dict[str, Any]) -> list[list[str]]:
     rows = [["agreement", "value [95%]", "n", "note"]]
     vs = r["pipeline_vs_humans"]
     rows.append(["pipeline's overall flag vs human consensus (Cohen's kappa)", _kappa(vs), str(vs.get("n", 0)),
-                 "" if vs.get("too_few") else vs.get("note", "")])
+                 "" if vs.get("too_few") or vs.get("degenerate") else vs.get("note", "")])
     hum = r["among_humans"]
     k = hum.get("kappa") or {}
     rows.append([f"among annotators ({k.get('method', 'Cohen or Fleiss').capitalize()}'s kappa)",

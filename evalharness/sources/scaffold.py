@@ -246,8 +246,20 @@ def _layout(files: list[str]) -> Choice:
     return Choice("none", "no Python package or module found at the top level or under src/")
 
 
+BENCHMARK_DIRS = {"bench", "benchmark", "benchmarks", "asv_bench"}
+"""Folders of benchmarks: a ``test_*.py`` in them (pytest-benchmark's convention) times code, it tests nothing."""
+
+
 def _tests(files: list[str]) -> Choice:
-    tests = [p for p in files if _TEST_FILE.search(p)]
+    named = [p for p in files if _TEST_FILE.search(p)]
+    tests = [p for p in named if not BENCHMARK_DIRS & set(PurePosixPath(p).parts[:-1])]
+    choice = _where(tests)
+    if len(tests) < len(named):
+        choice.reason += f" ({len(named) - len(tests)} file(s) under a benchmark folder not counted)"
+    return choice
+
+
+def _where(tests: list[str]) -> Choice:
     top = sorted({p.split("/")[0] for p in tests if "/" in p and p.split("/")[0] in ("tests", "test", "testing")})
     if top:
         return Choice("tests-folder", f"{_count(tests)}, under {', '.join(t + '/' for t in top)}")

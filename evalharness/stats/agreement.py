@@ -17,6 +17,10 @@
   [0.19, 0.81]. Below it the interval of any moderate kappa reaches from "slight" (< 0.2) to "almost
   perfect" (> 0.8) and says nothing, and the large-sample SE itself is unreliable (when every label
   agrees it is 0: kappa 1.00 [1.00, 1.00] from 2 tasks).
+- Degenerate: when a rater gives one answer to every item, chance agreement equals the observed one by
+  construction (kappa is 0/0, or 0 with a zero SE); no kappa or interval is reported, ``degenerate`` is set
+  and the note names the rater. Fleiss' kappa with every rating in one category is NaN the same way. Neither
+  reaches statsmodels, whose arithmetic would warn.
 Tables: rows = pipeline (or rater 1), columns = human (or rater 2), same category order; the
 positive category ("flag") is index 0 unless ``positive`` says otherwise.
 """
@@ -55,6 +59,8 @@ class KappaSummary:
     note: str = ""
     too_few: bool = False
     """n < ``min_n``: kappa, se and the interval are NaN by rule, not by arithmetic."""
+    degenerate: bool = False
+    """A rater gave one answer to every item: kappa, se and the interval are NaN by rule (the note says why)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -72,9 +78,10 @@ def kappa_half_width(n: float, *, kappa: float = 0.5, level: float = 0.95) -> fl
 
 
 def cohen_kappa(table, *, level: float = 0.95, weights: str | None = None, positive: int = 0,
-                min_n: int = 0) -> KappaSummary:
+                min_n: int = 0, raters: tuple[str, str] = ("the first rater", "the second rater")) -> KappaSummary:
     """Cohen's kappa (``weights`` None, "linear" or "quadratic") of a square agreement table; below ``min_n``
-    items, no kappa and no interval, only "too few labels" (module doc)."""
+    items, no kappa and no interval, only "too few labels"; a rater with one answer only is degenerate, named
+    by ``raters`` (rows, columns) in the note (module doc)."""
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 2:
         raise ValueError(f"need a square table of at least 2 categories, got shape {t.shape}")
@@ -90,6 +97,14 @@ def cohen_kappa(table, *, level: float = 0.95, weights: str | None = None, posit
         nan = float("nan")
         return KappaSummary(nan, nan, nan, nan, level, weights or "none", raw, n,
                             note="kappa undefined: fewer than 2 categories used (expected agreement is 1)")
+    one_answer = [who for who, margin in zip(raters, (t.sum(1), t.sum(0))) if (margin > 0).sum() < 2]
+    if one_answer:  # expected agreement equals observed by construction: kappa is 0/0 or 0 with no spread
+        nan = float("nan")
+        extras = _binary_extras(t, positive) if t.shape == (2, 2) else {}
+        return KappaSummary(nan, nan, nan, nan, level, weights or "none", raw, n, **extras, degenerate=True,
+                            note=f"kappa degenerate: {' and '.join(one_answer)} gave one answer to all {n} items, "
+                                 "so chance explains any agreement; no kappa or interval (raw agreement "
+                                 f"{raw:.0%})")
     res = cohens_kappa(t, wt=weights) if weights else cohens_kappa(t)
     kappa, se = float(res.kappa), float(res.std_kappa)
     z = stats.norm.ppf(0.5 + level / 2)
@@ -114,6 +129,8 @@ def fleiss(counts_or_ratings, *, ratings: bool = False) -> float:
     """Fleiss' kappa from an items x categories count table, or from items x raters labels."""
     data = np.asarray(counts_or_ratings)
     counts = aggregate_raters(data)[0] if ratings else data
+    if (np.asarray(counts).sum(0) > 0).sum() < 2:  # every rating in one category: degenerate (0/0), no kappa
+        return float("nan")
     return float(fleiss_kappa(counts, method="fleiss"))
 
 

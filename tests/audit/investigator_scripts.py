@@ -26,12 +26,12 @@ INVESTIGATION = [  # what every scripted investigation runs before it writes its
     NETWORK,
 ]
 VERDICTS = {
-    ("tiny-clamp", 1): {"broken": False, "severity": 0, "evidence": "F2P fails at base, passes with gold"},
-    ("tiny-clamp", 2): {"broken": True, "family": "too_weak_tests", "severity": 2,
+    ("tiny-clamp", 0): {"broken": False, "severity": 0, "evidence": "F2P fails at base, passes with gold"},
+    ("tiny-clamp", 1): {"broken": True, "family": "too_weak_tests", "severity": 2,
                         "evidence": "only the upper edge is tested; returning high for all values passes"},
-    ("tiny-mean-empty", 1): {"broken": True, "family": "underspecified", "severity": 3,
+    ("tiny-mean-empty", 0): {"broken": True, "family": "underspecified", "severity": 3,
                              "evidence": "the statement names no message"},
-    ("tiny-mean-empty", 2): {"broken": True, "family": "misleading_statement", "severity": 7, "evidence": "x"},
+    ("tiny-mean-empty", 1): {"broken": True, "family": "misleading_statement", "severity": 7, "evidence": "x"},
 }
 
 

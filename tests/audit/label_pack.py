@@ -19,15 +19,15 @@ def _patch(path: str, old: str, new: str) -> str:
             f"-    {old}\n+    {new}\n     return x\n")
 
 
-def make_pack(root: Path) -> Path:
-    """A pack folder under ``root`` with the tasks ``TASK_IDS`` (``html-parse`` has the ``HOSTILE`` statement)."""
+def make_pack(root: Path, task_ids: list[str] = TASK_IDS) -> Path:
+    """A pack folder under ``root`` with the tasks ``task_ids`` (``html-parse`` has the ``HOSTILE`` statement)."""
     pack = root / "label-demo"
     pack.mkdir(parents=True)
     (pack / "pack.yaml").write_text(
         "name: label-demo\nversion: 1\nenvironment:\n  source: {kind: path, path: src}\n"
         "test_command: python -m pytest -rA {test_files}\nlog_parser: pytest\n")
     rows = []
-    for n, task_id in enumerate(TASK_IDS):
+    for n, task_id in enumerate(task_ids):
         statement = HOSTILE if task_id == "html-parse" else f"{task_id}: the function returns the wrong value (#{n})."
         rows.append({"instance_id": task_id, "problem_statement": statement,
                      "patch": _patch(f"src/{task_id}.py", f"x = {n}", f"x = {n + 1}"),

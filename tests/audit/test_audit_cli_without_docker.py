@@ -54,3 +54,20 @@ def test_a_report_with_two_labels_says_too_few_labels_in_every_format(tmp_path):
     vs = report["pipeline_vs_humans"]
     assert vs["too_few"] is True and vs["kappa"] != vs["kappa"]  # NaN: no kappa
     assert vs["n"] == 2 and vs["always_broken"] == 0.0 and report["min_agreement_n"] == 30
+
+
+def test_the_mutants_cap_is_set_from_the_command_line(tmp_path):
+    """Issue 27: the cap (12 mutants per task, each one grading run) could not be set from the CLI."""
+    from evalharness.audit.mutants import DEFAULT_CAP
+    from evalharness.packs import load_pack
+
+    task = load_pack(QUICKSTART).tasks[0].instance_id
+    run_cli("audit", str(QUICKSTART), "--no-docker", "--probe", "mutants", "--task", task, "--mutants-cap", "3",
+            cwd=tmp_path)
+    found = json.loads((tmp_path / "audits" / "quickstart" / "findings" / f"{task}.json").read_text())["findings"]
+    [mutants] = [f for f in found if f["probe"] == "mutants"]
+    assert mutants["evidence"]["cap"] == 3 and mutants["status"] == "skipped"  # no engine: skipped, cap kept
+    refused = run_cli("audit", str(QUICKSTART), "--no-docker", "--mutants-cap", "0", cwd=tmp_path, check=False)
+    assert refused.returncode == 2 and "--mutants-cap" in refused.stderr
+    helped = run_cli("audit", "run", "--help", cwd=tmp_path).stdout
+    assert f"each one grading run [default: {DEFAULT_CAP}]" in " ".join(helped.split())

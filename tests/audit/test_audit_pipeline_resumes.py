@@ -87,20 +87,20 @@ def test_investigator_seeds_are_stored_one_by_one_and_only_missing_seeds_run(tmp
 
     def run(task, ctx, seeds):
         asked.append((task.instance_id, list(seeds)))
-        return [Finding(task.instance_id, "investigator", "overly_strict", s == 2, 3 if s == 2 else 0, seed=s,
-                        status="ok") for s in seeds]
+        return [Finding(task.instance_id, "investigator", "overly_strict" if s == 1 else None, s == 1,
+                        3 if s == 1 else 0, seed=s, status="ok") for s in seeds]
 
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
-    assert asked == [(tasks[0].instance_id, [1, 2])]
-    stored = [(r["seed"], r["flagged"]) for r in store.findings(pack.name)]
-    assert stored == [(-1, True), (1, False), (2, True)]  # the ensemble (seed -1): the most severe seed wins
+    assert asked == [(tasks[0].instance_id, [0, 1])]  # seeds count from 0, as a run's do
+    stored = [(r["seed"], r["flagged"], r["family"]) for r in store.findings(pack.name)]
+    assert stored == [(-1, True, "overly_strict"), (0, False, None), (1, True, "overly_strict")]  # ensemble: seed -1
     [combined] = [r for r in store.findings(pack.name) if r["seed"] == -1]
     assert combined["evidence"]["agreement"] == 0.5
     asked.clear()
     Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
             investigator=Investigator(run, seeds=3, config={"m": 1})).run(tasks[:1], log=lambda _: None)
-    assert asked == [(tasks[0].instance_id, [3])]
+    assert asked == [(tasks[0].instance_id, [2])]
 
 
 def test_a_skipped_finding_is_asked_again_an_answered_one_is_kept(tmp_path):
@@ -116,3 +116,26 @@ def test_a_skipped_finding_is_asked_again_an_answered_one_is_kept(tmp_path):
     skipping, answering = Skipping(), Counting(name="answers")
     Auditor(pack, store, AuditContext(pack), [skipping, answering], out_dir=tmp_path).run(tasks, log=lambda _: None)
     assert len(skipping.calls) == 3 and answering.calls == []
+
+
+def test_a_stale_seed_of_an_older_investigator_is_forgotten_a_current_one_kept(tmp_path):
+    """Investigator seeds once counted from 1: a resumed audit (seeds 0..K-1) must not keep an old seed K's flag."""
+    pack, store, tasks = _setup(tmp_path)
+    task = tasks[0].instance_id
+    store.record_finding(pack.name, Finding(task, "investigator", "validity", True, 3, "an old flag", seed=2,
+                                            inputs_hash="made-by-an-older-configuration"))
+
+    def run(task, ctx, seeds):
+        return [Finding(task.instance_id, "investigator", None, False, 0, seed=s) for s in seeds]
+
+    Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,
+            investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
+    rows = {r["seed"]: r for r in store.findings(pack.name)}
+    assert sorted(rows) == [-1, 0, 1] and not any(r["flagged"] for r in rows.values())
+    written = json.loads((tmp_path / pack.name / "findings" / f"{task}.json").read_text())["findings"]
+    assert sorted(f["seed"] for f in written) == [-1, 0, 1]
+    Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,  # seeds 0-2 now, then a smaller --seeds:
+            investigator=Investigator(run, seeds=3, config={"m": 1})).run(tasks[:1], log=lambda _: None)
+    Auditor(pack, store, AuditContext(pack), [], out_dir=tmp_path,  # seed 2 is current, so kept
+            investigator=Investigator(run, seeds=2, config={"m": 1})).run(tasks[:1], log=lambda _: None)
+    assert sorted(r["seed"] for r in store.findings(pack.name)) == [-1, 0, 1, 2]

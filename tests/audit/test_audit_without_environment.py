@@ -76,7 +76,8 @@ def test_a_task_without_a_recipe_is_skipped_with_its_reason_by_the_probes_that_n
             assert finding.evidence["no_environment"] == reason
         else:
             assert "no_environment" not in finding.evidence, probe
-    assert {s for p, s in found if p == "investigator"} == {1, 2}
+    assert {s for p, s in found if p == "investigator"} == {0, 1}
+    assert {f.family for (p, _), f in found.items() if p == "investigator"} == {None}  # it names no family
     assert found[("leak", 0)].status == "ok" and found[("strict_literals", 0)].status == "ok"
     assert "no environment, so investigator, mutants, validity skipped: SWE-bench builds astropy 1.3" in lines[0]
     results = audit_results([t.instance_id for t in pack.tasks], store.findings(pack.name), [])

@@ -44,10 +44,10 @@ def test_the_audit_command_runs_stores_and_resumes_investigator_seeds(tmp_path, 
     assert json.loads(combined["tiny-clamp"]["evidence"])["agreement"] == 0.5
     assert (combined["tiny-mean-empty"]["status"], combined["tiny-mean-empty"]["severity"]) == ("ok", 3)
     statuses = {key: (r["status"], bool(r["flagged"]), r["family"], r["severity"]) for key, r in rows.items()}
-    assert statuses[("tiny-clamp", 1)] == ("ok", False, "validity", 0)
-    assert statuses[("tiny-clamp", 2)] == ("ok", True, "too_weak_tests", 2)
-    assert statuses[("tiny-mean-empty", 1)] == ("ok", True, "underspecified", 3)
-    assert statuses[("tiny-mean-empty", 2)][0] == "invalid"
+    assert statuses[("tiny-clamp", 0)] == ("ok", False, "", 0)  # a clean verdict names no family ("" in the db)
+    assert statuses[("tiny-clamp", 1)] == ("ok", True, "too_weak_tests", 2)
+    assert statuses[("tiny-mean-empty", 0)] == ("ok", True, "underspecified", 3)
+    assert statuses[("tiny-mean-empty", 1)][0] == "invalid"
     for r in rows.values():
         evidence = json.loads(r["evidence"])
         trajectory = tmp_path / "audits" / "tinypack" / evidence["trajectory"]

@@ -62,7 +62,7 @@ def test_a_command_kind_agent_investigates_through_the_relay(tmp_path, docker_cl
                             images=image_builder, budget=Budget(max_steps=20), limits=Limits())
     with ScriptedModelServer(script) as server:
         findings = investigate(task, AuditContext(tinypack), harness=harness, endpoint=server.endpoint("scripted"),
-                               seeds=[1, 2], plumbing=plumbing, out_dir=tmp_path / "audits")
+                               seeds=[0, 1], plumbing=plumbing, out_dir=tmp_path / "audits")
         relayed, requests = len(server.requests), server.requests
     assert relayed == 2 * 7
     for finding in findings:
@@ -72,7 +72,7 @@ def test_a_command_kind_agent_investigates_through_the_relay(tmp_path, docker_cl
                  if c.startswith("bash: ")]
         assert asked[:len(INVESTIGATION)] == INVESTIGATION
         assert finding.evidence["exit_status"] == "submitted"
-    assert [(f.seed, f.flagged, f.family) for f in findings] == [(1, False, "validity"), (2, True, "too_weak_tests")]
+    assert [(f.seed, f.flagged, f.family) for f in findings] == [(0, False, None), (1, True, "too_weak_tests")]
     trajectory = json.loads((tmp_path / "audits" / findings[0].evidence["trajectory"]).read_text())
     assert sum(s["kind"] == "model" for s in trajectory["steps"]) == 7
     relayed_commands = [json.loads(c["arguments"])["command"] for s in trajectory["steps"] if s["kind"] == "model"

@@ -47,7 +47,7 @@ def audited(tmp_path_factory, docker_client, image_builder, tinypack):
     with ScriptedModelServer(script) as server:
         endpoint = server.endpoint("scripted-investigator")
         for task in tinypack.tasks:
-            seeds = investigate(task, ctx, harness=load_harness("minimal"), endpoint=endpoint, seeds=[1, 2],
+            seeds = investigate(task, ctx, harness=load_harness("minimal"), endpoint=endpoint, seeds=[0, 1],
                                 plumbing=plumbing, out_dir=out)
             findings[task.instance_id] = (seeds, ensemble(seeds))
         requests = server.requests
@@ -83,13 +83,13 @@ def test_the_investigation_runs_its_commands_in_a_sealed_sandbox_holding_the_tas
 
 def test_verdicts_become_findings_and_the_malformed_one_is_invalid(audited):
     (clean, weak), _ = audited["findings"]["tiny-clamp"]
-    assert (clean.status, clean.flagged, clean.severity, clean.seed) == ("ok", False, 0, 1)
-    assert (weak.status, weak.flagged, weak.family, weak.severity, weak.seed) == ("ok", True, "too_weak_tests", 2, 2)
+    assert (clean.status, clean.flagged, clean.severity, clean.seed) == ("ok", False, 0, 0)
+    assert (weak.status, weak.flagged, weak.family, weak.severity, weak.seed) == ("ok", True, "too_weak_tests", 2, 1)
     (flagged, malformed), _ = audited["findings"]["tiny-mean-empty"]
     assert (flagged.status, flagged.family, flagged.severity) == ("ok", "underspecified", 3)
     assert malformed.status == "invalid" and not malformed.flagged
     assert "family" in malformed.reason and "severity" in malformed.reason
-    assert json.loads(malformed.evidence["raw"]) == VERDICTS[("tiny-mean-empty", 2)]
+    assert json.loads(malformed.evidence["raw"]) == VERDICTS[("tiny-mean-empty", 1)]
 
 
 def test_two_disagreeing_seeds_ensemble_to_the_most_severe_with_agreement_one_half(audited):
@@ -113,7 +113,7 @@ def test_trajectories_are_kept_where_the_evidence_says(audited):
 
 def test_the_model_was_told_to_investigate_not_to_fix(audited):
     first = [r for r in audited["requests"] if len(r.body["messages"]) == 2]
-    assert len(first) == 4 and {r.body["seed"] for r in first} == {1, 2}
+    assert len(first) == 4 and {r.body["seed"] for r in first} == {0, 1}
     system = first[0].body["messages"][0]["content"]
     assert "not asked to fix" in system
     assert VERDICT_FILE in first[0].body["messages"][1]["content"]
@@ -124,8 +124,8 @@ def test_stored_verdicts_compare_with_human_labels(audited):
     rows = store.findings(pack)
     assert len(rows) == 6
     assert sorted((r["task_id"], r["seed"], r["status"]) for r in rows) == [
-        ("tiny-clamp", -1, "ok"), ("tiny-clamp", 1, "ok"), ("tiny-clamp", 2, "ok"),
-        ("tiny-mean-empty", -1, "ok"), ("tiny-mean-empty", 1, "ok"), ("tiny-mean-empty", 2, "invalid")]
+        ("tiny-clamp", -1, "ok"), ("tiny-clamp", 0, "ok"), ("tiny-clamp", 1, "ok"),
+        ("tiny-mean-empty", -1, "ok"), ("tiny-mean-empty", 0, "ok"), ("tiny-mean-empty", 1, "invalid")]
     store.record_label(pack, task_id="tiny-clamp", annotator="ann", broken=False, severity=0)
     store.record_label(pack, task_id="tiny-mean-empty", annotator="ann", broken=True, severity=2,
                        family="underspecified")
@@ -150,7 +150,7 @@ def test_an_engine_that_fails_is_an_error_finding_per_seed_not_a_crash(image_bui
                             limits=Limits())
     findings = investigate(tinypack.tasks[0], AuditContext(tinypack), harness=load_harness("minimal"),
                            endpoint=ModelEndpoint(name="openai/never-called", api_base="http://127.0.0.1:9/v1"),
-                           seeds=[1, 2], plumbing=plumbing)
-    assert [(f.seed, f.status, f.flagged) for f in findings] == [(1, "error", False), (2, "error", False)]
+                           seeds=[0, 1], plumbing=plumbing)
+    assert [(f.seed, f.status, f.flagged) for f in findings] == [(0, "error", False), (1, "error", False)]
     assert all(f.reason.startswith("SandboxError: could not start a container") for f in findings)
     assert ensemble(findings).status == "error"

@@ -73,6 +73,16 @@ def test_a_clean_verdict_flags_nothing_and_keeps_its_minor_note():
     assert (finding.status, finding.flagged, finding.severity, finding.family) == ("ok", False, 1, "overly_strict")
 
 
+def test_a_clean_verdict_naming_no_family_and_a_seed_without_verdict_carry_no_family():
+    """Issue 27: a clean verdict was stored under `validity`, counting a clean answer under a defect."""
+    clean = judge("t", 0, _seen(json.dumps({"broken": False, "severity": 0, "evidence": "fine"})), {}, "h")
+    assert (clean.status, clean.flagged, clean.family) == ("ok", False, None)
+    assert judge("t", 0, _seen(None), {}, "h").family is None
+    assert ensemble([clean]).family is None
+    with pytest.raises(ValueError, match="names its family"):
+        Finding("t", "investigator", None, True, 2, "flags without a family")
+
+
 @pytest.mark.parametrize("raw", ["not json at all", json.dumps({**GOOD, "family": "nope", "severity": 7})])
 def test_a_malformed_verdict_is_recorded_invalid_with_its_raw_text_and_error(raw):
     finding = judge("t", 2, _seen(raw), {"raw": raw}, "h")
@@ -156,6 +166,15 @@ def test_the_prompt_kept_in_audits_has_every_placeholder_filled():
     assert prompt.rstrip().endswith(TASK.problem_statement)
     assert VERDICT_FILE in prompt and f"{AUDIT_DIR}/gold.patch" in prompt and "`/testbed`" in prompt
     assert all(f"`{family}`" in prompt for family in FAMILIES)
+
+
+def test_a_task_without_a_test_patch_is_told_so_never_to_apply_an_empty_file():
+    with_tests = prompt_for(TASK, PROMPT_PATH.read_text(), "/testbed")
+    assert f"git apply {AUDIT_DIR}/test.patch" in with_tests
+    prompt = prompt_for(TASK.model_copy(update={"test_patch": ""}), PROMPT_PATH.read_text(), "/testbed")
+    assert "test.patch" in prompt and f"git apply {AUDIT_DIR}/test.patch" not in prompt
+    assert "no test patch: this task's tests are already in the repository" in prompt
+    assert not set(re.findall(r"\{([a-z_]+)\}", prompt)) - {"not_a_placeholder"}
 
 
 def test_the_audit_folder_holds_statement_tests_gold_patch_and_the_test_command():

@@ -87,7 +87,7 @@ def test_validation_flags_the_fixtures_and_passes_the_sound_task(validated):
 def test_a_run_skips_the_invalid_tasks_with_the_reports_reason_and_validation_is_kept(validated):
     root, _ = validated
     again = run_cli("packs", "validate", str(root / "pack"), "--run", "--reruns", "2", cwd=root, check=False)
-    assert "4 task(s) already validated" in again.stdout and again.returncode == 1
+    assert "4 task(s) already validated" in again.stderr and again.returncode == 1
     done = run_cli("run", "-p", str(root / "pack"), "-H", "oracle", "--format", "json", cwd=root, check=False)
     with sqlite3.connect(root / "runs" / "evalharness.db") as db:
         rows = dict(((t, (o, r)) for t, o, r in db.execute("SELECT task_id, outcome, reason FROM trials")))

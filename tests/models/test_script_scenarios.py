@@ -69,12 +69,13 @@ def test_callable_script_sees_the_request(model_server):
 
 
 def test_example_script_file_serves_each_task(tmp_path):
+    clamp, mean = "clamp(11, 0, 10) returns 11 instead of 10", "mean([]) raises ZeroDivisionError; ..."
     with ScriptedModelServer(DATA / "two_tasks.yaml") as server:
-        assert "cat src/calc/__init__.py" in _ask(server, "Solve tiny-python__calc-1 please")
+        assert "cat calc/__init__.py" in _ask(server, f"Fix this issue: {clamp}")
         with pytest.raises(openai.RateLimitError):
-            _ask(server, "Solve tiny-python__calc-2 please")
-        assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in _ask(server, "Solve tiny-python__calc-2 please")
-        assert "return a + b" in _ask(server, "tiny-python__calc-1, step 2")
+            _ask(server, mean)
+        assert "raise ValueError" in _ask(server, mean)
+        assert "return high" in _ask(server, f"{clamp}, step 2")
     assert server.requests[1].status == 429
 
 

@@ -32,12 +32,12 @@ def test_serves_a_script_file_until_interrupted(tmp_path):
         line = proc.stdout.readline()
         url = re.search(r"on (http://127\.0\.0\.1:\d+) ", line).group(1)
         chat = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0, timeout=5).chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "task tiny-python__calc-1"}])
+            model="m", messages=[{"role": "user", "content": "clamp(11, 0, 10) returns 11 instead of 10"}])
         assert chat.choices[0].message.content == "Let me look at the code."
         message = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0, timeout=5).messages.create(
-            model="m", max_tokens=50, messages=[{"role": "user", "content": "task tiny-python__calc-1"}])
-        assert "return a + b" in message.content[0].input["command"]
+            model="m", max_tokens=50, messages=[{"role": "user", "content": "clamp(11, 0, 10) returns 11 instead"}])
+        assert "return high" in message.content[0].input["command"]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)  # a hang guard, not a timing
-    assert [json.loads(x)["scenario"] for x in record.read_text().splitlines()] == ["calc-add", "calc-add"]
+    assert [json.loads(x)["scenario"] for x in record.read_text().splitlines()] == ["clamp", "clamp"]

@@ -88,7 +88,8 @@ class MutantsProbe:
         base = dict(task_id=task.instance_id, probe=self.name, family=self.family, inputs_hash=digest)
         missing = self._missing(task, ctx)
         if missing:
-            return Finding(**base, flagged=False, status="skipped", reason=missing)
+            return Finding(**base, flagged=False, status="skipped", reason=missing,
+                           evidence={"cap": self.cap, "seed": self.seed})
         try:
             made, dropped = self._generate(task, ctx)
         except gen.PatchUnsupported as e:
