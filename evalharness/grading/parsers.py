@@ -3,7 +3,8 @@
 Every parser takes a ``TestRun`` (log text, optional JUnit XML, exit code) and returns
 ``{test_id: TestStatus}``. Test ids are pytest node ids (``path::Class::name[param]``) where
 the source allows it. Parsers never decide resolution; ``grade`` does. The text parsers
-live in ``textlogs``; this module holds the registry, the JUnit parser, the matching of
+live in ``textlogs``, the Node runners' report parsers in ``nodelogs`` (they read the results
+file the test command wrote at ``{junit_xml}``, carried in ``TestRun.junit_xml``); this module holds the registry, the JUnit parser, the matching of
 SWE-bench's test-id lists (``match_test_ids``) and the exit-code cross-check.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from evalharness.grading import textlogs
+from evalharness.grading import nodelogs, textlogs
 
 
 class TestStatus(str, Enum):
@@ -137,6 +138,16 @@ def _text(parse_log: Callable[[str], dict[str, str]]) -> Parser:
     return parser
 
 
+def _report_file(parse_report: Callable[[str | None], dict[str, str]]) -> Parser:
+    """A parser of the results file the test command wrote at ``{junit_xml}`` (a runner's JSON report)."""
+    def parser(run: TestRun) -> ParseResult:
+        return {test: TestStatus(status) for test, status in parse_report(run.junit_xml).items()}
+
+    parser.__name__ = parse_report.__name__
+    parser.__doc__ = parse_report.__doc__
+    return parser
+
+
 parse_pytest = _text(textlogs.parse_pytest_log)
 parse_django = _text(textlogs.parse_django_log)
 parse_sympy = _text(textlogs.parse_sympy_log)
@@ -146,6 +157,10 @@ PARSERS: dict[str, Parser] = {
     "pytest": parse_pytest,
     "django": parse_django,
     "sympy": parse_sympy,
+    # Node runners' JSON reports, read from the file written at {junit_xml} (docs/languages.md)
+    "jest_json": _report_file(nodelogs.parse_jest_json),
+    "mocha_json": _report_file(nodelogs.parse_mocha_json),
+    "tap_json": _report_file(nodelogs.parse_tap_json),
 }
 
 # The repositories of SWE-bench (Lite, Verified, full) and the runner their logs come from.
