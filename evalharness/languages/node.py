@@ -54,7 +54,7 @@ PINS = {"jest": "29", "vitest": "2", "mocha": "10", "tap": "16"}
 """The major version installed when no lockfile fixes it and package.json names none."""
 REFUSED = {
     "ava": "ava has no per-test report this harness reads (its TAP output names no file)",
-    "node:test": "node --test: its JUnit reporter needs Node 20.13+ and is not read here yet",
+    "node:test": "node --test: its JUnit report (Node 20.13+) names no file for a test, so ids cannot be made",
     "jasmine": "jasmine's JSON reporter is a separate package not read here yet",
     "karma": "karma runs tests in a browser",
 }
