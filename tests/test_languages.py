@@ -166,3 +166,40 @@ def test_the_language_layer_loads_no_sandbox_runner_or_grader():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
     assert node_module.__doc__ and "UnsupportedRunner" in node_module.__doc__
+
+
+def _repo(path, files: dict[str, str]):
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "one"]):
+        subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True)
+    return path
+
+
+def test_packs_new_on_a_node_repository_through_the_cli(tmp_path):
+    from support import run_cli
+
+    package = {"name": "lib", "engines": {"node": ">=20"}, "scripts": {"test": "vitest run"},
+               "devDependencies": {"vitest": "^2.1.0"}}
+    _repo(tmp_path / "lib", {"package.json": json.dumps(package), "package-lock.json": "{}", ".gitignore": "node_modules\n",
+                             "src/index.ts": "", "src/index.test.ts": "", "vitest.config.ts": ""})
+    made = run_cli("packs", "new", "--repo", "lib", "--out", "pack", cwd=tmp_path)
+    assert "Node 20.19.2 (trixie); runner vitest" in made.stdout and "npm ci" in made.stdout
+    from evalharness.packs import PackSpec
+
+    spec = PackSpec.model_validate(yaml.safe_load((tmp_path / "pack" / "pack.yaml").read_text()))
+    assert spec.log_parser == "jest_json" and spec.runner_files == ["vitest.config.ts"]
+    assert spec.environment.base == "trixie" and spec.environment.source.url == "../lib"
+    forced = run_cli("packs", "new", "--repo", "lib", "--out", "py", "--language", "python", cwd=tmp_path)
+    assert "Python 3.11" in forced.stdout
+
+
+def test_an_unsupported_runner_is_a_clear_error_and_writes_nothing(tmp_path):
+    from support import run_cli
+
+    _repo(tmp_path / "lib", {"package.json": json.dumps({"scripts": {"test": "ava --verbose"}}), "test.js": ""})
+    refused = run_cli("packs", "new", "--repo", "lib", "--out", "pack", cwd=tmp_path, check=False)
+    assert refused.returncode == 1 and "test runner ava (scripts.test runs it: 'ava --verbose') is not supported" \
+        in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "pack").exists()
