@@ -200,10 +200,13 @@ def _swebench_forms(test_id: str) -> set[str]:
     """The spellings SWE-bench's lists use for ``test_id``.
 
     Its pytest parser keeps the first blank-separated word of a node id (``f.py::t[a b]``
-    -> ``f.py::t[a``), and for pylint, requests and pydicom it shortens an absolute-path
+    -> ``f.py::t[a``; only where that word opens a parameter's bracket), and for pylint, requests and pydicom it shortens an absolute-path
     parameter to its last part (``t[/tmp/x/m.py]`` -> ``t[/m.py]``).
     """
-    forms = {test_id, test_id.split()[0]} if "::" in test_id else {test_id}
+    first = test_id.split()[0] if test_id.strip() else test_id
+    # only a blank inside a parameter's brackets: a Node id's title has blanks of its own, and its first
+    # word would match a sibling test ("f.js::add" for "f.js::add nested group")
+    forms = {test_id, first} if "::" in test_id and "[" in first else {test_id}
     for form in list(forms):
         main, bracket, option = form.partition("[")
         if bracket and form.endswith("]"):

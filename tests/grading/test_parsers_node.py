@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from evalharness.grading.nodelogs import tap_group
-from evalharness.grading.parsers import PARSERS, TestRun, TestStatus, check_names, consistent_with_exit_code, parse
+from evalharness.grading.parsers import (PARSERS, TestRun, TestStatus, check_names, consistent_with_exit_code,
+                                         match_test_ids, parse)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "node_reporters"
 P, F, E, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.SKIPPED
@@ -120,3 +121,17 @@ def test_a_failed_jest_suite_with_a_failing_test_needs_no_suite_entry():
 def test_the_node_parsers_are_registered_names_packs_may_give():
     check_names(["jest_json", "mocha_json", "tap_json"])
     assert {"jest_json", "mocha_json", "tap_json"} <= set(PARSERS)
+
+
+def test_a_required_node_test_that_is_absent_never_borrows_a_siblings_status():
+    """SWE-bench's spelling of pytest ids keeps the first blank-separated word; Node titles have blanks of
+    their own, so "f.js::add" absent must not match "f.js::add nested group" (or a jest test "top" match
+    "top level test") and pass."""
+    tap = parse("tap_json", report("tap.json"))
+    jest = parse("jest_json", report("jest.json"))
+    assert match_test_ids(tap, ["tt/math.js::add", "tt/math.js::passes", "tt/throws.js::never"]) == \
+        {"tt/math.js::add": P, "tt/math.js::passes": P, "tt/throws.js::never": None}
+    del tap["tt/math.js::add"]
+    assert match_test_ids(tap, ["tt/math.js::add"]) == {"tt/math.js::add": None}
+    assert match_test_ids(jest, ["jt/math.test.js::top", "jt/math.test.js::add"]) == \
+        {"jt/math.test.js::top": None, "jt/math.test.js::add": None}
