@@ -30,6 +30,9 @@ _TEST_FILE = re.compile(rf"(^|/)[^/]+\.(test|spec)\.{_EXT}$")
 _TEST_DIR = re.compile(rf"(^|/)(test|tests|__tests__|spec)/(?:[^/]+/)*[^/]+\.{_EXT}$")
 _NOT_TESTS = re.compile(r"(^|/)(node_modules|fixtures?|__fixtures__|__snapshots__|tap-snapshots|helpers?)/")
 _BIN = "node_modules/.bin"
+TEST_GLOBS = ("**/*.test.{js,jsx,ts,tsx,cjs,mjs,cts,mts}", "**/*.spec.{js,jsx,ts,tsx,cjs,mjs,cts,mts}",
+              "test/**", "tests/**", "**/__tests__/**", "spec/**")
+"""What ``is_test_file`` accepts, as globs (fixtures, helpers, snapshots and node_modules excepted)."""
 
 
 def _configs(stem: str, exts: tuple[str, ...] = ("js", "cjs", "mjs", "ts", "cts", "mts")) -> tuple[str, ...]:
@@ -293,6 +296,10 @@ def render_manifest(name: str, found: NodeProject, *, url: str, ref: str, where:
         "  workdir: /testbed",
         "tasks: tasks.jsonl",
         f"# Tests: {found.tests.reason}. Runner: {runner.name} ({found.runner.reason}).",
+        f"# Test files are named {', '.join(TEST_GLOBS)} (JavaScript and TypeScript; not fixtures, helpers or "
+        "snapshots).",
+        f"# Configuration files of {runner.name}: {', '.join(runner.config_files)}"
+        + (f"; package.json keys: {', '.join(runner.package_keys)}" if runner.package_keys else "") + ".",
         f"# {runner.name} writes its JSON report to the results file {{junit_xml}}, read by the {runner.log_parser} "
         "parser; {test_files} becomes each task's test files.",
         f"test_command: {q(found.test_command)}",
