@@ -7,6 +7,7 @@ Pins: `packs new` on a Node repository wrote a pytest pack.yaml for a project wi
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -96,7 +97,7 @@ def test_engines_ranges(spec, version, want):
 def test_a_lockfile_is_installed_with_npm_ci_else_npm_install_pins_the_runner_major():
     locked = detect({"scripts": {"test": "jest"}}, {"package-lock.json": "{}"})
     assert locked.install.value == ["npm ci --ignore-scripts --no-audit --no-fund"]
-    assert locked.task_setup.value == ("package.json package-lock.json", locked.install.value)
+    assert locked.task_setup.value == ("package-lock.json", locked.install.value)
     loose = detect({"scripts": {"test": "tap"}, "devDependencies": {"tap": "^16.0.0"}}, {".npmrc": "package-lock=false\n"})
     assert loose.install.value == ["npm install --ignore-scripts --no-audit --no-fund --no-save --no-package-lock tap@16"]
     assert "package-lock=false" in loose.install.reason
@@ -112,10 +113,37 @@ def test_the_manifest_is_a_valid_pack_with_the_install_repeated_only_when_depend
     spec = PackSpec.model_validate(yaml.safe_load(text))
     assert spec.environment.apt == ["nodejs", "npm"] and spec.environment.base == "bookworm"
     assert spec.environment.task_setup == [
-        "git diff --quiet abc123 HEAD -- package.json package-lock.json || "
+        f"{node_module.same_dependencies('abc123', 'package-lock.json')} || "
         "{ npm ci --ignore-scripts --no-audit --no-fund; }"]
     assert spec.log_parser == "jest_json" and spec.runner_files == ["jest.config.js"]
     assert spec.test_command.startswith("node_modules/.bin/jest ") and "--outputFile={junit_xml}" in spec.test_command
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node on the host to run the check's script")
+def test_a_task_reinstalls_only_when_its_declared_dependencies_or_lockfile_differ(tmp_path):
+    """Every release bumps package.json's version: that alone must not cost a task image a reinstall."""
+    def commit(package: dict, lock: str) -> str:
+        (tmp_path / "package.json").write_text(json.dumps(package, indent=2))
+        (tmp_path / "package-lock.json").write_text(lock)
+        for args in (["add", "-A"], ["commit", "-qm", "x", "--allow-empty"]):
+            subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True)
+        return subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    def same(ref: str, lockfile: str | None) -> bool:
+        done = subprocess.run(["bash", "-c", node_module.same_dependencies(ref, lockfile)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        return done.returncode == 0
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    ref = commit({"version": "1.0.0", "devDependencies": {"tap": "^16.0.0"}}, "{}")
+    commit({"version": "1.1.0", "scripts": {"x": "y"}, "devDependencies": {"tap": "^16.0.0"}}, "{}")
+    assert same(ref, "package-lock.json") and same(ref, None)
+    commit({"version": "1.1.0", "devDependencies": {"tap": "^16.3.0"}}, "{}")
+    assert not same(ref, None)
+    commit({"version": "1.0.0", "devDependencies": {"tap": "^16.0.0"}}, '{"lockfileVersion": 3}')
+    assert same(ref, None) and not same(ref, "package-lock.json")
+    assert not same("0" * 40, None)                     # a ref git does not know: reinstall
 
 
 def test_notes_name_what_the_scaffold_cannot_do():

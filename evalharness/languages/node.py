@@ -224,10 +224,27 @@ def _install(package: dict, runner: Runner, lockfile: str | None, npmrc: str) ->
                   f"({why}); lifecycle scripts off")
 
 
+DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "overrides",
+                   "bundleDependencies", "bundledDependencies", "workspaces")
+"""The keys of package.json that change what npm installs (a version bump or a new script does not)."""
+
+
 def _task_setup(steps: list[str], lockfile: str | None) -> Choice:
-    watched = " ".join(["package.json", *([lockfile] if lockfile else [])])
-    return Choice((watched, steps), f"the dependencies again at each task's base commit when its {watched} differs "
-                                     "from the environment's (the npm cache of the first install is reused)")
+    return Choice((lockfile, steps), "the dependencies again at each task's base commit when what its package.json "
+                                     "declares (" + ", ".join(DEPENDENCY_KEYS[:2]) + ", ...)"
+                  + (f" or its {lockfile}" if lockfile else "") + " differs from the environment's (npm's cache of "
+                  "the first install is reused)")
+
+
+def same_dependencies(ref: str, lockfile: str | None) -> str:
+    """A shell test, true when the work tree's package.json declares the dependencies of ``ref``'s (and its
+    lockfile is ``ref``'s): run by ``task_setup`` at a task's base commit, git history present."""
+    keys = json.dumps(list(DEPENDENCY_KEYS)).replace('"', "'")
+    script = (f"const k={keys},f=s=>JSON.stringify(k.map(x=>JSON.parse(s)[x]||null));"
+              f"process.exit(f(require('child_process').execSync('git show {ref}:package.json'))"
+              "===f(require('fs').readFileSync('package.json'))?0:1)")
+    check = f'node -e "{script}"'
+    return f"git diff --quiet {ref} HEAD -- {lockfile} && {check}" if lockfile else check
 
 
 def _runner_files(runner: Runner, files: list[str]) -> Choice:
@@ -269,8 +286,8 @@ def render_manifest(name: str, found: NodeProject, *, url: str, ref: str, where:
     def items(values) -> str:
         return "[" + ", ".join(q(v) for v in values) + "]"
 
-    watched, steps = found.task_setup.value
-    again = f"git diff --quiet {ref} HEAD -- {watched} || {{ {'; '.join(steps)}; }}"
+    lockfile, steps = found.task_setup.value
+    again = f"{same_dependencies(ref, lockfile)} || {{ {'; '.join(steps)}; }}"
     runner = found.runner.value
     lines = [
         f"# Written by `evalharness packs new` from {where} (Node). Edit freely; `evalharness packs validate` "
