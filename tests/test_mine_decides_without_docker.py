@@ -49,6 +49,10 @@ def test_a_node_candidate_needs_javascript_or_typescript_library_code():
     assert rules.split_change(["src/types.d.ts", "tests/a.test.ts"], "node").verdict == "no_library_code"
     assert rules.split_change(["functions/diff.js", "README.md"], "node").verdict == "no_tests_touched"
     assert rules.split_change(["functions/diff.js", "test/functions/diff.js"]).verdict == "no_library_code"  # Python's
+    fixtures = rules.split_change(["classes/range.js", "test/fixtures/range-parse.js"], "node")
+    assert fixtures.verdict == "no_runnable_tests" and "no_runnable_tests" in rules.NOT_CANDIDATES
+    assert rules.split_change(["classes/range.js", "test/fixtures/range-parse.js", "test/classes/range.js"],
+                              "node").verdict is None
 
 
 def test_a_candidate_changes_tests_and_library_code_and_the_rest_is_dropped():

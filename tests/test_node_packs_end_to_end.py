@@ -100,3 +100,19 @@ def test_ts_pattern_jest_pack_a_test_file_that_does_not_compile_at_base_fails_th
     assert all(t.startswith("tests/is-matching.test.ts::isMatching > ") for t in task["FAIL_TO_PASS"])
     assert task.get("PASS_TO_PASS", []) == []
     assert oracle_and_null(tmp_path) == {"oracle/none": 1.0, "null/none": 0.0}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.long  # default tier: the node-semver pack test above (add-task's discovery is mining's); mine_rules tests
+def test_packs_mine_on_node_semver_keeps_a_validated_task_that_oracle_resolves(tmp_path, base_image):
+    clone(SEMVER, tmp_path)
+    mined = run_cli("packs", "mine", "--repo", "repo", "--out", "pack", "--ref", SEMVER_FIX, "--max", "1",
+                    "--reruns", "2", "--discover-reruns", "1", cwd=tmp_path, check=False)
+    assert mined.returncode == 0, mined.stdout + mined.stderr
+    assert "coverage gate measures Python only" in mined.stderr
+    task = json.loads((tmp_path / "pack" / "tasks.jsonl").read_text())   # its own commit message is the statement
+    assert task["metadata"]["commit"] == SEMVER_FIX and task["problem_statement"].startswith("fix(diff)")
+    assert task["FAIL_TO_PASS"] == ["test/functions/diff.js::diff versions test"]
+    assert "functions/diff.js" in task["patch"] and "test/" not in task["patch"]
+    assert oracle_and_null(tmp_path) == {"oracle/none": 1.0, "null/none": 0.0}

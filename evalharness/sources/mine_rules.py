@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from evalharness.languages.node import NODE
 from evalharness.quality.coverage import VERDICTS as COVERAGE_VERDICTS
 from evalharness.quality.gate import VERDICTS as GATE_VERDICTS
 
@@ -52,6 +53,8 @@ VERDICTS = {
     "ok": "validated: the gold patch resolves on every rerun and the empty patch fails every FAIL_TO_PASS",
     "no_tests_touched": "the change touches no test file",
     "no_library_code": "the change touches no library code file (.py; .js, .ts and kin in a Node project)",
+    "no_runnable_tests": "the test changes are fixtures, helpers or snapshots only: no test file of them runs "
+                         "(a Node project's test files are named as languages/node.py says)",
     "no_parent": "a root commit has no base",
     "no_statement": "no statement could be made from the commit message or the export",
     "leak": "the statement gives away the fix (and no rewrite removed it)",
@@ -69,7 +72,7 @@ VERDICTS = {
     "infra_error": "the engine failed: not the candidate's fault; a rerun of the command retries it",
 }
 """Every verdict a candidate commit can get, with its meaning (docs/mining.md)."""
-NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_parent")
+NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_runnable_tests", "no_parent")
 RETRIED = ("infra_error", "incomplete_run", "coverage_unmeasured")
 """Verdicts that are not final: a rerun of ``packs mine`` examines those candidates again."""
 GATED = tuple(GATE_VERDICTS)
@@ -136,6 +139,8 @@ def split_change(paths: list[str], language: str = "python") -> Split:
         split.verdict = "no_tests_touched"
     elif not any(p.endswith(LIBRARY_CODE[language]) and not p.endswith(".d.ts") for p in split.source):
         split.verdict = "no_library_code"
+    elif language == "node" and not any(map(NODE.is_test_file, split.test)):
+        split.verdict = "no_runnable_tests"  # the task runs its test patch's files: fixtures alone hold no test
     return split
 
 
