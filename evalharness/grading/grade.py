@@ -35,6 +35,7 @@ from evalharness.grading.suspicious import scan_patch
 from evalharness.grading.surface import (GIT_SAFE_CONFIG, INFO_ATTRIBUTES, RAW_DIFF_ARGS, parse_numstat_z, parse_raw_z,
                                          sandbox_git_env)
 from evalharness.grading.verdict import decide_guarded
+from evalharness.languages.node_surface import is_node_command
 from evalharness.packs import PackSpec
 from evalharness.sandbox.base import GRADER_DIR, Sandbox, files_tar
 from evalharness.templating import fill
@@ -44,6 +45,8 @@ WORK = "/tmp"
 JUNIT_XML = f"{GRADER_DIR}/priv/junit.xml"
 """Where an unguarded test command writes JUnit XML (the placeholder {junit_xml})."""
 PASSING = (TestStatus.PASSED, TestStatus.XFAIL)
+SCANNED = {"python": ("python",), "node": ("python", "javascript")}
+"""File kinds the suspicious-code scan reads, by the pack's language (a Python pack's scan is unchanged)."""
 PRIV, PUB = f"{GRADER_DIR}/priv", f"{GRADER_DIR}/pub"
 LAUNCHER = f"{PUB}/eh_pytest.py"
 MAX_RESULTS_BYTES = 32 * 1024 * 1024
@@ -239,7 +242,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
     data = patch.encode("utf-8", "surrogateescape") if isinstance(patch, str) else patch
     result = GradeResult(outcome=Outcome.UNRESOLVED, reason="")
-    result.suspicious = [f.to_dict() for f in scan_patch(data)]
+    language = "node" if is_node_command(spec.test_command) else "python"
+    result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
     if result.suspicious:
         result.flags.add(Flag.SUSPICIOUS_CODE.value)
     base = sandbox.base_commit()
@@ -282,8 +286,9 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     test_patch_files = {p.decode("utf-8", "surrogateescape") for p, old in parse_numstat_z(rest[raw_size:])
                         for p in ((p,) if old is None else (p, old))}
     protected = set(task.test_files) | test_patch_files | set(spec.runner_files)
-    needed = blobs_needed(changes)
-    decision = decide_surface(changes, test_files=protected, blobs=_blobs(sandbox, env, needed) if needed else {})
+    needed = blobs_needed(changes, language=language, base=base)
+    decision = decide_surface(changes, test_files=protected, blobs=_blobs(sandbox, env, needed) if needed else {},
+                              language=language, base=base)
     result.patch_applied = bool(changes)
     result.surface = [a.to_dict() for a in decision.actions]
     result.flags |= decision.flags
@@ -402,7 +407,8 @@ def _index_line(change) -> bytes:
 
 
 def _blobs(sandbox: Sandbox, env: dict[str, str], ids: set[str]) -> dict[str, bytes]:
-    """Contents of objects by id, read with ``git cat-file --batch`` (sizes framed, binary-safe)."""
+    """Contents of objects by id (or ``<commit>:<path>``), read with ``git cat-file --batch`` (sizes framed,
+    binary-safe); a missing object is left out."""
     order = sorted(ids)
     code, out, _ = sandbox.exec_bytes([*_env_argv(env), "git", *GIT_SAFE_CONFIG, "cat-file", "--batch"],
                                       stdin="".join(i + "\n" for i in order).encode(), timeout=120,
@@ -411,7 +417,10 @@ def _blobs(sandbox: Sandbox, env: dict[str, str], ids: set[str]) -> dict[str, by
     for oid in order:
         end = out.find(b"\n", pos)
         header = out[pos:end].split()
-        if end < 0 or len(header) < 3 or header[1] == b"missing":
+        if end >= 0 and len(header) == 2 and header[1] == b"missing":
+            pos = end + 1
+            continue
+        if end < 0 or len(header) < 3:
             break
         size = int(header[2])
         blobs[oid] = out[end + 1:end + 1 + size]

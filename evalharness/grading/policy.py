@@ -14,6 +14,13 @@ over a scratch index the patch was applied to) and says, for every path, what th
 
 Root-level ``pyproject.toml``, ``setup.cfg`` and ``tox.ini`` are kept (fixes change metadata
 there) and flagged, unless the patch changes their pytest section: then they are restored too.
+
+A Node pack (``language="node"``, from its test command: ``languages.node_surface.is_node_command``) adds the
+Node rules before the Python ones (``languages/node_surface.py``): ``node_modules`` and the package manager's
+files, lockfiles, runner, setup and compiler configuration by name, the files the base's runner configuration
+loads, test folders, test files, mocks and snapshots are restored; a ``package.json`` is restored whole when
+its test-affecting part changes and kept (flagged) otherwise. The rules are the same mechanism: a path put back
+to the base commit before the tests run (docs/languages-grading.md).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from evalharness.grading.surface import Change
+from evalharness.languages import node_surface
 from evalharness.types import Flag
 
 ALWAYS_RESTORED = {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "sitecustomize.py",
@@ -74,26 +82,34 @@ class SurfaceDecision:
         return [a for a in self.actions if a.action == "applied"]
 
 
-def blobs_needed(changes: list[Change]) -> set[str]:
-    """Object ids ``decide_surface`` must see: new symlinks' targets, both sides of root configuration."""
+def blobs_needed(changes: list[Change], *, language: str = "python", base: str = "") -> set[str]:
+    """Object names ``decide_surface`` must see: new symlinks' targets, both sides of root configuration; for a
+    Node pack also both sides of every ``package.json`` and the base's root runner configuration
+    (``<base>:<path>``, which ``git cat-file --batch`` reads; a file the base lacks is simply missing)."""
     ids = set()
     for c in changes:
         if c.new_mode == SYMLINK:
             ids.add(c.new_id)
         if len(c.parts) == 1 and c.display in ROOT_CONFIG:
             ids |= {c.old_id, c.new_id}
+        if language == "node" and c.parts[-1] == b"package.json":
+            ids |= {c.old_id, c.new_id}
+    if language == "node" and base:
+        ids |= {f"{base}:{name}" for name in node_surface.ROOT_CONFIGS}
     return {i for i in ids if i and set(i) != {"0"}}
 
 
-def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[str, bytes] | None = None
-                   ) -> SurfaceDecision:
+def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[str, bytes] | None = None,
+                   language: str = "python", base: str = "") -> SurfaceDecision:
     """Decide every path of ``changes``. ``test_files`` are the task's test files plus every file its
-    test_patch touches; ``blobs`` holds the contents of the objects ``blobs_needed`` names."""
+    test_patch touches; ``blobs`` holds the contents of the objects ``blobs_needed`` names (called with the same
+    ``language`` and ``base``)."""
     blobs = blobs or {}
     test_dirs = {str(PurePosixPath(f).parent) for f in test_files}
+    named = _named_by_base_config(blobs, base) if language == "node" else None
     out = SurfaceDecision()
     for change in changes:
-        action, why, flag = _decide_one(change, test_files, test_dirs, blobs)
+        action, why, flag = _decide_one(change, test_files, test_dirs, blobs, named)
         out.actions.append(Action(change.display, change.status, action, why, change.path, flag))
         if flag:
             out.flags.add(flag)
@@ -104,8 +120,27 @@ def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[s
     return out
 
 
-def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs: dict[str, bytes]
-                ) -> tuple[str, str, str]:
+def _named_by_base_config(blobs: dict[str, bytes], base: str) -> frozenset[str]:
+    """The files the base commit's root runner configuration names as files it loads."""
+    named: set[str] = set()
+    for name in node_surface.ROOT_CONFIGS:
+        content = blobs.get(f"{base}:{name}")
+        if content is not None:
+            named |= node_surface.named_by_config(name, content)
+    return frozenset(named)
+
+
+def _decide_node(change: Change, parts: list[str], blobs: dict[str, bytes], named: frozenset[str]
+                 ) -> tuple[str, str, str] | None:
+    affecting = None
+    if parts[-1] == "package.json":
+        sides = [None if set(i) == {"0"} else blobs.get(i, b"\0unread") for i in (change.old_id, change.new_id)]
+        affecting = node_surface.package_json_changed(*sides)
+    return node_surface.decide(parts, change.status, test_affecting_change=affecting, named=named)
+
+
+def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs: dict[str, bytes],
+                named: frozenset[str] | None = None) -> tuple[str, str, str]:
     parts = [p.decode("utf-8", "surrogateescape") for p in change.parts]
     if any(p.lower() in (".git", "git~1") or p.lower().startswith(".git/") for p in parts):
         return "rejected", "a path inside .git: no fix writes the repository's own data", ""
@@ -117,6 +152,10 @@ def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs
             Flag.COMPILED_ARTEFACT.value
     if path in test_files:
         return "restored", "a test file of the task: graded as the task has it", Flag.TOUCHED_TESTS.value
+    if named is not None and GITLINK not in (change.new_mode,):
+        node = _decide_node(change, parts, blobs, named)
+        if node is not None:
+            return node
     if name == "__init__.py" and (folder in test_dirs or any(p in TEST_DIR_NAMES for p in parts[:-1])):
         return "restored", "a test package's __init__.py runs before every test", Flag.TOUCHED_TESTS.value
     if name in ALWAYS_RESTORED:

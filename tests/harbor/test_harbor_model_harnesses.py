@@ -54,8 +54,10 @@ def _solve(harness: str) -> list:
 
 
 def _end_the_container(harness: str) -> list:
-    """Root in its own container kills every process, `sleep` with them: the container stops under the agent."""
-    return [[command(harness, "kill -KILL -1")], [command(harness, "ls")], [submit(harness)]]
+    """Root in its own container kills every process, `sleep` with them: the container stops under the agent. It
+    stops asynchronously (the init process notices its child is gone), so the next command waits a little first: an
+    `ls` sent at once can still run in the dying container, and the model is then rightly told its output."""
+    return [[command(harness, "kill -KILL -1")], [command(harness, "sleep 3; ls")], [submit(harness)]]
 
 
 def _closed_port() -> int:

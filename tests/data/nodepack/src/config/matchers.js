@@ -1,0 +1,3 @@
+'use strict';
+
+// Custom matchers for the tests are registered here; the tests need none yet.

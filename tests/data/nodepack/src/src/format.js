@@ -1,0 +1,7 @@
+'use strict';
+
+function formatRange(low, high) {
+  return `[${low}, ${high}]`;
+}
+
+module.exports = { formatRange };
