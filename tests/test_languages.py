@@ -35,9 +35,12 @@ def detect(package: dict, extra: dict[str, str] | None = None):
 
 
 def test_every_runner_names_a_registered_parser_and_writes_to_the_results_file():
+    from evalharness.languages.node_surface import is_node_command
+
     for runner in RUNNERS.values():
         assert runner.log_parser in PARSERS, runner.name
         assert "{junit_xml}" in runner.command and "{test_files}" in runner.command, runner.name
+        assert is_node_command(runner.command), runner.name   # the grader's Node surface policy applies to it
 
 
 @pytest.mark.parametrize("package, runner, why", [
