@@ -68,7 +68,7 @@ def test_node_semver_tap_pack_from_history_oracle_resolves_null_does_not(tmp_pat
     assert "runner tap (scripts.test runs it: 'tap')" in made.stdout
     assert "npm install --ignore-scripts --no-audit --no-fund --no-save --no-package-lock tap@16" in made.stdout
     spec = yaml.safe_load((tmp_path / "pack" / "pack.yaml").read_text())
-    assert spec["log_parser"] == "tap_json" and spec["environment"]["apt"] == ["nodejs", "npm"]
+    assert spec["log_parser"] == "tap" and spec["environment"]["apt"] == ["nodejs", "npm"]
     (tmp_path / "diff.md").write_text(SEMVER_STATEMENT)
     run_cli("packs", "add-task", "pack", "--base", f"{SEMVER_FIX}^", "--statement", "diff.md", "--tests",
             "test/functions/diff.js", "--gold", SEMVER_FIX, "--id", "semver-diff", "--reruns", "1", cwd=tmp_path)

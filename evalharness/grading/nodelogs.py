@@ -13,6 +13,12 @@ files to run from the ids as it does for pytest node ids:
   failed without a failing test (it did not compile, an import threw, a hook failed: "Test suite failed
   to run") gets the id ``FILE::(suite)`` with status ``error``; its tests are absent, never passing.
 - mocha: ``NAME`` is mocha's ``fullTitle`` (titles joined by blanks); a failing hook is its own failed id.
+- tap (``-R tap``: the TAP stream itself, read by ``parse_tap``): one id per subtest, ``NAME`` its titles from
+  the file down joined by blanks, its status the subtest's own test point (a subtest fails when one of its
+  assertions or children failed, as TAP says); assertions outside any subtest, and a file that crashed or
+  found no test while failing, are ``FILE::(file)``. ``# SKIP`` and ``# TODO`` points are skipped. tap 16's
+  JSON reporter crashes on some failed assertions (``stack.trim is not a function`` in tap-mocha-reporter,
+  seen on node-semver's CLI tests), so the stream is what ``packs new`` asks for.
 - tap 16 (``-R json``: mocha's shape, one entry per *assertion*, no file field): the entries are grouped
   into one test per subtest. ``fullTitle`` is the file as given on the command line, the subtest
   titles and the assertion's title, joined by blanks; ``NAME`` is what lies between the file and the
@@ -24,6 +30,7 @@ files to run from the ids as it does for pytest node ids:
 from __future__ import annotations
 
 import json
+import re
 
 from evalharness.grading.textlogs import ERROR, FAILED, PASSED, SKIPPED, Statuses, merge
 
@@ -110,3 +117,61 @@ def parse_tap_json(text: str | None) -> Statuses:
             groups.setdefault(f"{file}::{group}", set()).add(status)
     return {test: FAILED if FAILED in seen else PASSED if PASSED in seen else SKIPPED
             for test, seen in groups.items()}
+
+
+_POINT = re.compile(r"^( *)(ok|not ok)\b(?: +\d+)?(?: +-)?(?: +(.*?))?(?: +# +(SKIP|TODO)\b.*| +# +time=\S+)?\s*$",
+                    re.I)
+_SUBTEST = re.compile(r"^( *)# Subtest: (.*)$")
+
+
+def parse_tap(text: str | None) -> Statuses:
+    """tap's own stream (``tap -R tap``, standard output sent to the results file): one status per subtest
+    (the module docstring says how). A stream with no test point at its top level is unreadable."""
+    if text is None:
+        raise ValueError("the test command wrote no tap report: it died before reporting")
+    results: Statuses = {}
+    open_: list[tuple[int, str]] = []          # (indent, title) of the subtests opened and not yet closed
+    direct: dict[str, set[str]] = {}           # file -> statuses of assertions outside any subtest
+    top = 0
+    for line in text.splitlines():
+        subtest = _SUBTEST.match(line)
+        if subtest and len(subtest.group(1)) % 4 == 0:
+            open_.append((len(subtest.group(1)), subtest.group(2).strip()))
+            continue
+        point = _POINT.match(line)
+        if not point or len(point.group(1)) % 4:
+            continue  # YAML diagnostics (indented by two more), comments, plans, printed lines
+        indent, title = len(point.group(1)), (point.group(3) or "").strip()
+        status = _tap_status(point.group(2), point.group(4))
+        while open_ and open_[-1][0] > indent:  # subtests whose points never came (a killed child)
+            open_.pop()
+        if open_ and open_[-1][0] == indent:  # this point closes the subtest opened at its indent
+            path = [t for _, t in open_]
+            open_.pop()
+            if len(path) == 1:
+                top += 1
+                file = path[0]
+                if status == FAILED and not any(t.startswith(file + "::") and s in (FAILED, ERROR)
+                                                for t, s in results.items()) \
+                        and FAILED not in direct.get(file, set()):
+                    direct.setdefault(file, set()).add(FAILED)  # the file crashed, or failed outside any test
+                continue
+            merge(results, f"{path[0]}::{' '.join(path[1:])}", status)
+        elif open_:  # an assertion of the subtest opened one level up
+            path = [t for _, t in open_]
+            if len(path) == 1:
+                direct.setdefault(path[0], set()).add(status)
+        elif indent == 0:
+            top += 1
+    if not top:
+        raise ValueError("the tap report holds no test point at its top level: empty, truncated or another "
+                         "reporter's")
+    for file, seen in direct.items():
+        merge(results, f"{file}::{FILE_LEVEL}", FAILED if FAILED in seen else PASSED if PASSED in seen else SKIPPED)
+    return results
+
+
+def _tap_status(word: str, directive: str | None) -> str:
+    if directive:
+        return SKIPPED          # SKIP, or TODO (a todo's failure is expected, its pass not yet a promise)
+    return PASSED if word.lower() == "ok" else FAILED

@@ -161,6 +161,7 @@ PARSERS: dict[str, Parser] = {
     "jest_json": _report_file(nodelogs.parse_jest_json),
     "mocha_json": _report_file(nodelogs.parse_mocha_json),
     "tap_json": _report_file(nodelogs.parse_tap_json),
+    "tap": _report_file(nodelogs.parse_tap),
 }
 
 # The repositories of SWE-bench (Lite, Verified, full) and the runner their logs come from.

@@ -4,8 +4,8 @@ Pure. The environment is a local Debian base with Debian's ``nodejs`` and ``npm`
 (host network), the dependencies installed in the work tree at the environment's commit and again at each
 task's base commit when its ``package.json`` or lockfile differs (``npm ci`` where a lockfile exists, else
 ``npm install`` with the runner pinned to its major version; lifecycle scripts never run). Tests run with
-no network, through the runner's own binary in ``node_modules/.bin`` with a JSON reporter writing to the
-results file (``{junit_xml}``), read by a parser of ``grading/nodelogs.py``. Runners without a reporter
+no network, through the runner's own binary in ``node_modules/.bin`` with a reporter writing to the results
+file (``{junit_xml}``: JSON, or tap's TAP stream), read by a parser of ``grading/nodelogs.py``. Runners without a reporter
 here (ava, node:test, tap 18+, jasmine, karma) are refused by name (``UnsupportedRunner``), never guessed.
 """
 
@@ -48,11 +48,12 @@ RUNNERS = {
     "mocha": Runner("mocha", f"{_BIN}/mocha --reporter json --reporter-option output={{junit_xml}} {{test_files}}",
                     "mocha_json", (*_configs(".mocharc"), ".mocharc.json", ".mocharc.jsonc", ".mocharc.yaml",
                                    ".mocharc.yml"), ("mocha",)),
-    "tap": Runner("tap", f"{_BIN}/tap --no-coverage -R json {{test_files}} > {{junit_xml}}", "tap_json",
+    "tap": Runner("tap", f"{_BIN}/tap --no-coverage -R tap {{test_files}} > {{junit_xml}}", "tap",
                   (".taprc",), ("tap",)),
 }
-"""Each runner's per-test command: its JSON report goes to the results file, coverage checks off (an
-injected defect must fail on a test, never on a coverage threshold)."""
+"""Each runner's per-test command: its report goes to the results file (JSON; tap's own TAP stream, as its JSON
+reporter crashes on some failures), coverage checks off (an injected defect must fail on a test, never on a
+coverage threshold)."""
 PINS = {"jest": "29", "vitest": "2", "mocha": "10", "tap": "16"}
 """The major version installed when no lockfile fixes it and package.json names none."""
 REFUSED = {

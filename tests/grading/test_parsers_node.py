@@ -99,6 +99,14 @@ def test_a_missing_truncated_or_foreign_report_is_unreadable_never_empty(name, t
         parse(name, TestRun(log="PASS everything", exit_code=0, junit_xml=text))
 
 
+@pytest.mark.parametrize("text", ["", '{"stats": {}, "tests": [', "[1]", "TAP version 13\n1..0\n", "# Subtest: f.js\n"])
+def test_a_missing_truncated_or_foreign_tap_stream_is_unreadable_never_empty(text):
+    with pytest.raises(ValueError, match="no test point at its top level"):
+        parse("tap", TestRun(log="ok 1 - everything", exit_code=0, junit_xml=text))
+    with pytest.raises(ValueError, match="wrote no tap report"):
+        parse("tap", TestRun(log="ok 1 - everything", exit_code=0, junit_xml=None))
+
+
 def test_an_interrupted_jest_run_is_unreadable():
     text = (DATA / "jest.json").read_text().replace('"wasInterrupted":false', '"wasInterrupted":true')
     assert '"wasInterrupted":true' in text
@@ -135,3 +143,35 @@ def test_a_required_node_test_that_is_absent_never_borrows_a_siblings_status():
     assert match_test_ids(tap, ["tt/math.js::add"]) == {"tt/math.js::add": None}
     assert match_test_ids(jest, ["jt/math.test.js::top", "jt/math.test.js::add"]) == \
         {"jt/math.test.js::top": None, "jt/math.test.js::add": None}
+
+
+def test_the_tap_stream_gives_one_status_per_subtest_as_tap_judged_it():
+    got = parse("tap", report("tap.tap"))
+    assert got == {
+        "tt/math.js::add": F,                       # its child "nested group" failed: so did it, as TAP says
+        "tt/math.js::add nested group": F,
+        "tt/math.js::passes": P,
+        "tt/math.js::(file)": P,                    # a top-level assertion; skipped and todo subtests fold in
+        "tt/broken.js::(file)": F,                  # "1..0 # no tests found" and a failed file
+        "tt/throws.js::before": P,
+        "tt/throws.js::throws": F,
+    }
+    assert consistent_with_exit_code(got, 1)[0]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("TAP version 13\n# Subtest: f.js\n    # Subtest: g\n        ok 1 - a\n        1..1\n    ok 1 - g # time=1ms\n"
+     "    1..1\nok 1 - f.js # time=2ms\n", {"f.js::g": P}),
+    ("# Subtest: f.js\n    # Subtest: g\n        ok 1 - a\n    ok 1 - g # SKIP no reason\n    1..1\nok 1 - f.js\n",
+     {"f.js::g": S}),
+    ("# Subtest: f.js\n    not ok 1 - oops # TODO later\n    ok 2 - fine\nok 1 - f.js\n", {"f.js::(file)": P}),
+    ("# Subtest: f.js\n    # Subtest: g\n        not ok 1 - a\n          ---\n          found: ok 1 - forged\n"
+     "          ...\n    not ok 1 - g\nnot ok 1 - f.js\n", {"f.js::g": F}),   # a YAML line is no test point
+    ("# Subtest: f.js\n    # Subtest: g\n        ok 1 - a\n", None),           # killed before any top-level point
+])
+def test_tap_stream_cases(text, want):
+    if want is None:
+        with pytest.raises(ValueError, match="no test point at its top level"):
+            parse("tap", TestRun(log="", exit_code=1, junit_xml=text))
+    else:
+        assert parse("tap", TestRun(log="", exit_code=0, junit_xml=text)) == want
