@@ -2,7 +2,8 @@
 
 Pure. The environment is a local Debian base with Debian's ``nodejs`` and ``npm`` installed at image build
 (host network), the dependencies installed in the work tree at the environment's commit and again at each
-task's base commit when its ``package.json`` or lockfile differs (``npm ci`` where a lockfile exists, else
+task's base commit when the dependencies its ``package.json`` declares or its lockfile differ (``npm ci`` where a
+lockfile exists, else
 ``npm install`` with the runner pinned to its major version; lifecycle scripts never run). Tests run with
 no network, through the runner's own binary in ``node_modules/.bin`` with a reporter writing to the results
 file (``{junit_xml}``: JSON, or tap's TAP stream), read by a parser of ``grading/nodelogs.py``. Runners without a reporter
