@@ -2,12 +2,12 @@
 
 Pure. The environment is a local Debian base with Debian's ``nodejs`` and ``npm`` installed at image build
 (host network), the dependencies installed in the work tree at the environment's commit and again at each
-task's base commit when the dependencies its ``package.json`` declares or its lockfile differ (``npm ci`` where a
-lockfile exists, else
-``npm install`` with the runner pinned to its major version; lifecycle scripts never run). Tests run with
-no network, through the runner's own binary in ``node_modules/.bin`` with a reporter writing to the results
-file (``{junit_xml}``: JSON, or tap's TAP stream), read by a parser of ``grading/nodelogs.py``. Runners without a reporter
-here (ava, node:test, tap 18+, jasmine, karma) are refused by name (``UnsupportedRunner``), never guessed.
+task's base commit when the dependencies its ``package.json`` declares or its lockfile differ (``npm ci``
+where a lockfile exists, else ``npm install`` with the runner pinned to its major version; lifecycle scripts
+never run). Tests run with no network, through the runner's own binary in ``node_modules/.bin`` with a
+reporter writing to the results file (``{junit_xml}``: JSON, or tap's TAP stream), read by a parser of
+``grading/nodelogs.py``. Runners without a reporter read here (ava, node:test, tap 18+, jasmine, karma) are
+refused by name (``UnsupportedRunner``), never guessed.
 """
 
 from __future__ import annotations
