@@ -1,5 +1,5 @@
 """Import arrows point one way: stats never imports docker or I/O layers, the sandbox never imports
-pandas, nothing imports the CLI. Importing the package does nothing visible.
+pandas, the language layer imports no sandbox, runner or grader, nothing imports the CLI. Importing the package does nothing visible.
 
 Pins: a statistics function that pulled in the Docker SDK and failed on a laptop without it.
 """
@@ -19,6 +19,10 @@ FORBIDDEN = {
     "sandbox": {"pandas", "evalharness.stats", "evalharness.runner", "evalharness.cli", "evalharness.report"},
     "grading": {"pandas", "evalharness.stats", "evalharness.runner", "evalharness.cli"},
     "models": {"docker", "evalharness.runner", "evalharness.cli", "evalharness.stats"},
+    # pure: a language names its parsers, never imports the grader, the sandbox or the run machinery
+    "languages": {"docker", "pandas", "evalharness.sandbox", "evalharness.runner", "evalharness.grading",
+                  "evalharness.executors", "evalharness.trial", "evalharness.validation", "evalharness.store",
+                  "evalharness.report", "evalharness.stats", "evalharness.cli"},
 }
 
 

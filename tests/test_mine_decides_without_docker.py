@@ -30,6 +30,31 @@ def test_each_path_has_one_kind(path, kind):
     assert rules.classify_path(path) == kind
 
 
+@pytest.mark.parametrize("path, kind", [
+    ("test/functions/diff.js", "test"), ("test/fixtures/range-parse.js", "test"), ("tests/is-matching.test.ts", "test"),
+    ("src/a.spec.tsx", "test"), ("src/__tests__/x.js", "test"), ("tap-snapshots/test/bin/semver.js.test.cjs", "test"),
+    ("classes/range.js", "source"), ("src/is-matching.ts", "source"), ("index.js", "source"), ("bin/semver.js", "source"),
+    ("package.json", "meta"), ("package-lock.json", "meta"), ("tsconfig.json", "meta"), ("jest.config.cjs", "meta"),
+    (".eslintrc.local.js", "meta"), ("vitest.config.ts", "meta"), (".github/workflows/ci.yml", "meta"),
+    ("benchmarks/bench-diff.js", "meta"), ("README.md", "doc"), ("CHANGELOG.md", "doc"), ("docs/roadmap.md", "doc"),
+])
+def test_each_node_path_has_one_kind(path, kind):
+    assert rules.classify_path(path, "node") == kind
+
+
+def test_a_node_candidate_needs_javascript_or_typescript_library_code():
+    split = rules.split_change(["functions/diff.js", "test/functions/diff.js", "package.json", "README.md"], "node")
+    assert (split.verdict, split.test, split.source, split.dropped) == (
+        None, ["test/functions/diff.js"], ["functions/diff.js"], ["README.md", "package.json"])
+    assert rules.split_change(["src/types.d.ts", "tests/a.test.ts"], "node").verdict == "no_library_code"
+    assert rules.split_change(["functions/diff.js", "README.md"], "node").verdict == "no_tests_touched"
+    assert rules.split_change(["functions/diff.js", "test/functions/diff.js"]).verdict == "no_library_code"  # Python's
+    fixtures = rules.split_change(["classes/range.js", "test/fixtures/range-parse.js"], "node")
+    assert fixtures.verdict == "no_runnable_tests" and "no_runnable_tests" in rules.NOT_CANDIDATES
+    assert rules.split_change(["classes/range.js", "test/fixtures/range-parse.js", "test/classes/range.js"],
+                              "node").verdict is None
+
+
 def test_a_candidate_changes_tests_and_library_code_and_the_rest_is_dropped():
     split = rules.split_change(["more_itertools/more.py", "tests/test_more.py", "docs/api.rst", "pyproject.toml"])
     assert split.verdict is None

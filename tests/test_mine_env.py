@@ -111,3 +111,27 @@ def test_prepare_task_runs_the_task_setup_after_the_checkout_and_before_the_defe
     script = resources.files("evalharness.data").joinpath("prepare_task.sh").read_text()
     checkout, setup = script.index("checkout -q --force"), script.index("task_setup.sh ]")
     assert checkout < setup < script.index("git apply --whitespace=nowarn") < script.index("rm -rf .git")
+
+
+NODE_PROJECT = {"package.json": '{"name": "lib", "scripts": {"test": "jest"}, "devDependencies": {"jest": "^29.7.0"}}',
+                "package-lock.json": "{}", "index.js": "module.exports = 1\n", "test/index.test.js": "test('x', () => {})\n"}
+
+
+def test_a_node_project_is_mined_with_its_language_modules_pack(tmp_path):
+    from evalharness.errors import UserError
+
+    repo = _repo(tmp_path, NODE_PROJECT)
+    pack = _mined_pack(tmp_path, repo, language="node")
+    env, text = pack.spec.environment, (pack.root / "pack.yaml").read_text()
+    assert env.apt == ["nodejs", "npm"] and env.setup == ["npm ci --ignore-scripts --no-audit --no-fund"]
+    assert env.task_setup[0].endswith("|| { npm ci --ignore-scripts --no-audit --no-fund; }")
+    assert pack.spec.log_parser == "jest_json" and text.startswith("# Written by `evalharness packs mine`")
+    (tmp_path / "given").mkdir()
+    (tmp_path / "python").mkdir()
+    given = _mined_pack(tmp_path / "given", repo, language="node", setup=["npm install --ignore-scripts"],
+                        test_command="node_modules/.bin/jest --json --outputFile={junit_xml} {test_files}")
+    assert given.spec.environment.setup == ["npm install --ignore-scripts"]
+    assert given.spec.environment.task_setup[0].endswith("|| { npm install --ignore-scripts; }")
+    assert given.spec.test_command == "node_modules/.bin/jest --json --outputFile={junit_xml} {test_files}"
+    with pytest.raises(UserError, match="--python and --pip are for Python projects"):
+        _mined_pack(tmp_path / "python", repo, language="node", python="3.11")

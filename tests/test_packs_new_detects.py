@@ -224,13 +224,13 @@ def test_only_committed_files_are_read(tmp_path):
     (repo / "pyproject.toml").write_text(pyproject())            # not committed: not seen
     (repo / "tests").mkdir()
     (repo / "tests" / "test_x.py").write_text("")
-    detected = new_pack(str(repo), tmp_path / "pack")
+    _, detected = new_pack(str(repo), tmp_path / "pack")
     assert detected.install.value == [] and detected.tests.value == "none"
     assert yaml.safe_load((tmp_path / "pack" / "pack.yaml").read_text())["environment"]["source"] == \
         {"kind": "git", "url": "../repo", "ref": git(repo, "rev-parse", "HEAD")}
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "two")
-    detected = new_pack(f"file://{repo}", tmp_path / "pack2")      # a URL: cloned, then read the same way
+    _, detected = new_pack(f"file://{repo}", tmp_path / "pack2")      # a URL: cloned, then read the same way
     assert detected.install.value[0] == "python -m pip install -e '.[test]'" and detected.tests.value == "tests-folder"
     assert "file://" in (tmp_path / "pack2" / "pack.yaml").read_text()
 

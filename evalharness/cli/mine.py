@@ -38,17 +38,19 @@ from evalharness.quality.gate import Thresholds
 @click.option("--pip", "pip", multiple=True, help="Test requirements (repeatable; replace the detected ones).")
 @click.option("--setup", "setup", multiple=True, help="Setup commands (repeatable; replace 'pip install -e .').")
 @click.option("--test-command", default=None, help="Test command (default: guarded pytest on {test_files}).")
+@click.option("--language", type=click.Choice(["auto", "python", "node"]), default="auto", show_default=True,
+              help="The project's language (auto: from its files at --ref; docs/languages.md).")
 @MAX_GOLD_BYTES
 @click.option("--no-coverage", "no_coverage", is_flag=True,
               help="Skip the coverage gate (one diagnostic run per validated task: f2p_misses_change, no_p2p_guard).")
 @CA_BUNDLE
 def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reruns, workers, issues_file,
-             rewrite_model, api_base, api_key_env, python, pip, setup, test_command, max_gold_bytes,
+             rewrite_model, api_base, api_key_env, python, pip, setup, test_command, language, max_gold_bytes,
              no_coverage, ca_bundle) -> None:
     """Mine tasks from first-parent history: commits changing library code and tests, validated in Docker.
 
     Every commit of the range gets a verdict in OUT/mining-report.json (ok, no_tests_touched,
-    no_library_code, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, squashed_branch, gold_too_large,
+    no_library_code, no_runnable_tests, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, squashed_branch, gold_too_large,
     gold_generated, gold_data_dominated, nothing_fails_at_base, gold_fails, flaky, env_build_failed,
     infra_error, and after validation the coverage gate's f2p_misses_change, no_p2p_guard, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
     command again keeps finished candidates and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept
@@ -58,20 +60,26 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
 
     \b
     evalharness packs mine --repo ../myrepo --since 2024-01-01 --out tasks/mine -j 2
+    evalharness packs mine --repo ../my-node-lib --max 20 --out tasks/node-mine   # jest, vitest, mocha, tap
     evalharness packs mine --repo ../myrepo --out tasks/mine --issues prs.json \\
         --rewrite-model openai/gpt-4o-mini --api-key-env OPENAI_API_KEY
     """
+    from evalharness.languages.registry import choose
     from evalharness.sources import mine as m
     from evalharness.sources.mine_rules import read_export
 
     out.mkdir(parents=True, exist_ok=True)
     history = m.History(repo)
     tip = history.tip(ref)
+    language = choose(history.files(tip), language).name
+    if language != "python" and not no_coverage:
+        no_coverage = True
+        click.echo(f"note: the coverage gate measures Python only: skipped for this {language} project", err=True)
     if not (out / "pack.yaml").exists():
         from evalharness.sources.scaffold import pack_name
 
         m.write_manifest(out, pack_name(out.name), history, tip, m.source_url(repo, out), python=python,
-                         pip=list(pip), setup=list(setup), test_command=test_command)
+                         pip=list(pip), setup=list(setup), test_command=test_command, language=language)
         click.echo(f"{out / 'pack.yaml'}: environment detected at {tip[:12]} (its comments say why; edit it and "
                    "run again to change it)")
     else:
@@ -79,7 +87,7 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
     pack = m.load_mining_pack(out)
     commits = history.commits(tip, since, until)
     if max_candidates is not None:
-        commits = m.first_candidates(commits, max_candidates)
+        commits = m.first_candidates(commits, max_candidates, language)
     export = read_export(_read_records(issues_file)) if issues_file else {}
     rewriter = None
     if rewrite_model:
@@ -92,7 +100,7 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
         rewriter = m.model_rewriter(endpoint)
     progress(f"{history.url}: {len(commits)} first-parent commit(s) in range (newest first)")
     report = _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
-                  Thresholds(max_gold_bytes=max_gold_bytes), coverage=not no_coverage)
+                  Thresholds(max_gold_bytes=max_gold_bytes), coverage=not no_coverage, language=language)
     for line in m.summary_lines(report):
         click.echo(line)
     click.echo(f"report: {out / m.REPORT}; next: evalharness run -p {out} -H oracle -H null")
@@ -113,13 +121,13 @@ def _read_records(path: Path) -> list:
 
 
 def _run(out, pack, history, commits, reruns, discover_reruns, workers, export, rewriter, ca_bundle,
-         thresholds, coverage=True) -> dict:
+         thresholds, coverage=True, language="python") -> dict:
     from evalharness.sandbox.docker import remove_labelled
     from evalharness.sources.mine import Miner, mine
 
     client, run_id, _, _, validator = grading_validator(pack, "mine", reruns=reruns, ca_bundle=ca_bundle)
     miner = Miner(pack, history, validator, discover_reruns=discover_reruns, export=export, rewriter=rewriter,
-                  thresholds=thresholds, coverage=coverage)
+                  thresholds=thresholds, coverage=coverage, language=language)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return mine(out, history, commits, miner, workers=workers, log=progress)

@@ -17,25 +17,27 @@ from evalharness.errors import UserError
 @click.option("--name", default=None, help="Pack name (default: the folder's name).")
 @click.option("--ref", default="HEAD", show_default=True, help="Commit whose files are read; the environment installs it.")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out folder (replaces pack.yaml, keeps tasks.jsonl).")
-def new_cmd(repo, out, name, ref, force) -> None:
+@click.option("--language", type=click.Choice(["auto", "python", "node"]), default="auto", show_default=True,
+              help="The project's language (auto: from its files: package.json is Node; docs/languages.md).")
+def new_cmd(repo, out, name, ref, force, language) -> None:
     """Scaffold a pack for your repository: detect its environment, write pack.yaml (commented) and tasks.jsonl.
 
     Reads only committed files, with git; a local repository never leaves the machine (it reaches the
     local engine's build as a git bundle). Then add tasks with `packs add-task` (docs/backlog.md).
+    Python and Node (JavaScript/TypeScript: jest, vitest, mocha, tap) projects (docs/languages.md).
 
     \b
     evalharness packs new --repo ~/src/myproject --out tasks/myproject
+    evalharness packs new --repo ~/src/my-node-lib --out tasks/my-node-lib --language node
     evalharness packs add-task tasks/myproject --base v1.2 --statement bug.md --tests tests/test_x.py --gold fix-branch
     """
     from evalharness.sources.scaffold import new_pack
 
-    found = new_pack(repo, out, name=name, ref=ref, force=force)
-    click.echo(f"{out / 'pack.yaml'}: Python {found.python.value} ({found.base}); {found.layout.reason}; "
-               f"tests: {found.tests.reason}")
-    click.echo(f"  install: {'; '.join(found.install.value) or 'nothing'}")
-    click.echo(f"  test command: {found.test_command}")
-    for note in found.notes:
-        click.echo(f"  note: {note}")
+    chosen, found = new_pack(repo, out, name=name, ref=ref, force=force, language=language)
+    first, *rest = chosen.summary(found)
+    click.echo(f"{out / 'pack.yaml'}: {first}")
+    for line in rest:
+        click.echo(line)
     click.echo(f"next: evalharness packs add-task {out} --base COMMIT --statement FILE --tests PATH --gold COMMIT")
 
 

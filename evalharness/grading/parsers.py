@@ -3,7 +3,8 @@
 Every parser takes a ``TestRun`` (log text, optional JUnit XML, exit code) and returns
 ``{test_id: TestStatus}``. Test ids are pytest node ids (``path::Class::name[param]``) where
 the source allows it. Parsers never decide resolution; ``grade`` does. The text parsers
-live in ``textlogs``; this module holds the registry, the JUnit parser, the matching of
+live in ``textlogs``, the Node runners' report parsers in ``nodelogs`` (they read the results
+file the test command wrote at ``{junit_xml}``, carried in ``TestRun.junit_xml``); this module holds the registry, the JUnit parser, the matching of
 SWE-bench's test-id lists (``match_test_ids``) and the exit-code cross-check.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from evalharness.grading import textlogs
+from evalharness.grading import nodelogs, textlogs
 
 
 class TestStatus(str, Enum):
@@ -137,6 +138,16 @@ def _text(parse_log: Callable[[str], dict[str, str]]) -> Parser:
     return parser
 
 
+def _report_file(parse_report: Callable[[str | None], dict[str, str]]) -> Parser:
+    """A parser of the results file the test command wrote at ``{junit_xml}`` (a runner's JSON report)."""
+    def parser(run: TestRun) -> ParseResult:
+        return {test: TestStatus(status) for test, status in parse_report(run.junit_xml).items()}
+
+    parser.__name__ = parse_report.__name__
+    parser.__doc__ = parse_report.__doc__
+    return parser
+
+
 parse_pytest = _text(textlogs.parse_pytest_log)
 parse_django = _text(textlogs.parse_django_log)
 parse_sympy = _text(textlogs.parse_sympy_log)
@@ -146,6 +157,11 @@ PARSERS: dict[str, Parser] = {
     "pytest": parse_pytest,
     "django": parse_django,
     "sympy": parse_sympy,
+    # Node runners' JSON reports, read from the file written at {junit_xml} (docs/languages.md)
+    "jest_json": _report_file(nodelogs.parse_jest_json),
+    "mocha_json": _report_file(nodelogs.parse_mocha_json),
+    "tap_json": _report_file(nodelogs.parse_tap_json),
+    "tap": _report_file(nodelogs.parse_tap),
 }
 
 # The repositories of SWE-bench (Lite, Verified, full) and the runner their logs come from.
@@ -185,10 +201,13 @@ def _swebench_forms(test_id: str) -> set[str]:
     """The spellings SWE-bench's lists use for ``test_id``.
 
     Its pytest parser keeps the first blank-separated word of a node id (``f.py::t[a b]``
-    -> ``f.py::t[a``), and for pylint, requests and pydicom it shortens an absolute-path
+    -> ``f.py::t[a``; only where that word opens a parameter's bracket), and for pylint, requests and pydicom it shortens an absolute-path
     parameter to its last part (``t[/tmp/x/m.py]`` -> ``t[/m.py]``).
     """
-    forms = {test_id, test_id.split()[0]} if "::" in test_id else {test_id}
+    first = test_id.split()[0] if test_id.strip() else test_id
+    # only a blank inside a parameter's brackets: a Node id's title has blanks of its own, and its first
+    # word would match a sibling test ("f.js::add" for "f.js::add nested group")
+    forms = {test_id, first} if "::" in test_id and "[" in first else {test_id}
     for form in list(forms):
         main, bracket, option = form.partition("[")
         if bracket and form.endswith("]"):

@@ -1,1 +1,1 @@
-"""Language modules: what evalharness knows about each language's projects."""
+"""Language layer: what a language module provides (``base``), the registry (``registry``), one module per language."""

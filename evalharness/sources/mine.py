@@ -123,11 +123,11 @@ class History:
         return self.repo.git.execute(["git", *args], strip_newline_in_stdout=False)
 
 
-def first_candidates(commits: list[Commit], limit: int) -> list[Commit]:
+def first_candidates(commits: list[Commit], limit: int, language: str = "python") -> list[Commit]:
     """The newest commits up to (not past) the ``limit``-th candidate (``--max``); later non-candidates are cut too."""
     kept, found = [], 0
     for commit in commits:
-        is_candidate = commit.parent is not None and rules.split_change(commit.paths).verdict is None
+        is_candidate = commit.parent is not None and rules.split_change(commit.paths, language).verdict is None
         if is_candidate and found >= limit:
             break
         found += is_candidate
@@ -137,11 +137,15 @@ def first_candidates(commits: list[Commit], limit: int) -> list[Commit]:
 
 def write_manifest(out: Path, name: str, history: History, ref: str, url: str, *, python: str | None = None,
                    pip: list[str] | None = None, setup: list[str] | None = None,
-                   test_command: str | None = None) -> Path:
+                   test_command: str | None = None, language: str = "python") -> Path:
     """``out/pack.yaml`` for the pack being mined: the environment ``packs new`` detects at ``ref``
-    (``scaffold.detect``: one detection for both commands), with the command line's replacements."""
+    (``scaffold.detect``, or the language module's: one detection for both commands), with the command
+    line's replacements."""
     from evalharness.sources import scaffold
 
+    if language != "python":
+        return _write_language_manifest(out, name, history, ref, url, language, python=python, pip=pip, setup=setup,
+                                        test_command=test_command)
     found = scaffold.detect(history.files(ref), lambda path: history.show(ref, path))
     if python:
         base = next((b for b, v in scaffold.BASES if v == python), None)
@@ -155,11 +159,41 @@ def write_manifest(out: Path, name: str, history: History, ref: str, url: str, *
         found.install = scaffold.Choice(list(setup), "given with --setup")
     text = scaffold.render_manifest(name, found, url=url, ref=ref, where=f"the history of {history.name}")
     text = text.replace("`evalharness packs new`", "`evalharness packs mine`", 1)
-    if test_command:
-        lines = [f"test_command: {json.dumps(test_command)}  # given with --test-command"
-                 if line.startswith("test_command:") else line for line in text.splitlines()]
-        text = "\n".join(lines) + "\n"
+    text = _with_test_command(text, test_command)
     text = _with_task_setup(text, found.install.value)
+    path = out / "pack.yaml"
+    path.write_text(text)
+    return path
+
+
+def _with_test_command(text: str, test_command: str | None) -> str:
+    if not test_command:
+        return text
+    lines = [f"test_command: {json.dumps(test_command)}  # given with --test-command"
+             if line.startswith("test_command:") else line for line in text.splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _write_language_manifest(out: Path, name: str, history: History, ref: str, url: str, language: str, *,
+                             python: str | None, pip: list[str] | None, setup: list[str] | None,
+                             test_command: str | None) -> Path:
+    """A non-Python pack's ``pack.yaml`` from its language module (``docs/languages.md``); its ``task_setup``
+    already re-installs the dependencies at each task's base commit where they differ."""
+    from dataclasses import replace
+
+    from evalharness.languages.base import Choice
+    from evalharness.languages.registry import get
+
+    if python or pip:
+        raise UserError(f"--python and --pip are for Python projects; this one is {language}",
+                        "give --setup and --test-command, or edit pack.yaml")
+    module = get(language)
+    found = module.detect(history.files(ref), lambda path: history.show(ref, path))
+    if setup:
+        found = replace(found, install=Choice(list(setup), "given with --setup"),
+                        task_setup=Choice((found.task_setup.value[0], list(setup)), found.task_setup.reason))
+    text = module.render_manifest(name, found, url=url, ref=ref, where=f"the history of {history.name}")
+    text = _with_test_command(text.replace("`evalharness packs new`", "`evalharness packs mine`", 1), test_command)
     path = out / "pack.yaml"
     path.write_text(text)
     return path
@@ -200,6 +234,8 @@ class Miner:
     """The quality gate's thresholds (``--max-gold-bytes``)."""
     coverage: bool = True
     """Run the coverage gate after validation (``--no-coverage`` turns it off)."""
+    language: str = "python"
+    """The project's language (``languages.registry``): how changed paths are sorted into tests and library."""
 
     def examine(self, commit: Commit) -> tuple[dict, TaskSpec | None]:
         started = time.monotonic()
@@ -213,7 +249,7 @@ class Miner:
     def _examine(self, commit: Commit, entry: dict) -> tuple[TaskSpec | None, dict]:
         if commit.parent is None:
             return None, {**entry, "verdict": "no_parent", "reason": rules.VERDICTS["no_parent"]}
-        split = rules.split_change(commit.paths)
+        split = rules.split_change(commit.paths, self.language)
         entry["files"] = {"test": split.test, "source": split.source, "dropped": split.dropped}
         if split.verdict:
             return None, {**entry, "verdict": split.verdict, "reason": rules.VERDICTS[split.verdict]}
@@ -326,7 +362,7 @@ class Miner:
         """The leak check's findings; the public API (``mine_rules.public_names``) is what a reporter may name."""
         from evalharness.sources.leak import check_statement, names_tests_use
 
-        split = rules.split_change(commit.paths)
+        split = rules.split_change(commit.paths, self.language)
         inits = sorted({str(PurePosixPath(p).parent / "__init__.py") for p in split.source})
         sources = {p: self.history.show(commit.parent, p) or "" for p in [*split.source, *inits]
                    if p.endswith(".py") and p in set(files)}

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from evalharness.languages.node import NODE
 from evalharness.quality.coverage import VERDICTS as COVERAGE_VERDICTS
 from evalharness.quality.gate import VERDICTS as GATE_VERDICTS
 
@@ -37,11 +38,23 @@ DOC_SUFFIXES = (".rst", ".md", ".txt", ".adoc")
 DOC_STEMS = ("changes", "changelog", "history", "news", "readme", "authors", "contributors")
 CODE_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".c", ".h")
 KINDS = ("test", "source", "doc", "meta")
+NODE_CODE = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
+"""Library code of a Node project (a ``.d.ts`` declaration alone is not: no test runs it)."""
+NODE_TEST_DIRS = {"test", "tests", "__tests__", "spec", "tap-snapshots", "__snapshots__"}
+NODE_META_FILES = {"package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
+                   "bun.lockb", "bun.lock", ".npmrc", ".nvmrc", ".node-version", ".taprc", ".mocharc.json",
+                   ".mocharc.yml", ".mocharc.yaml", ".babelrc", ".swcrc", "jsr.json", "deno.json"}
+_NODE_META = re.compile(r"^(tsconfig.*\.json|(jest|vitest|vite|babel|rollup|webpack|eslint|prettier|commitlint|"
+                        r"release-please|\.mocharc|\.eslintrc|\.prettierrc)[.\w-]*)$")
+LIBRARY_CODE = {"python": (".py",), "node": NODE_CODE}
+"""The suffixes of which a candidate's gold patch needs one, by language (``languages.registry``)."""
 
 VERDICTS = {
     "ok": "validated: the gold patch resolves on every rerun and the empty patch fails every FAIL_TO_PASS",
     "no_tests_touched": "the change touches no test file",
-    "no_library_code": "the change touches no library .py file",
+    "no_library_code": "the change touches no library code file (.py; .js, .ts and kin in a Node project)",
+    "no_runnable_tests": "the test changes are fixtures, helpers or snapshots only: no test file of them runs "
+                         "(a Node project's test files are named as languages/node.py says)",
     "no_parent": "a root commit has no base",
     "no_statement": "no statement could be made from the commit message or the export",
     "leak": "the statement gives away the fix (and no rewrite removed it)",
@@ -59,7 +72,7 @@ VERDICTS = {
     "infra_error": "the engine failed: not the candidate's fault; a rerun of the command retries it",
 }
 """Every verdict a candidate commit can get, with its meaning (docs/mining.md)."""
-NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_parent")
+NOT_CANDIDATES = ("no_tests_touched", "no_library_code", "no_runnable_tests", "no_parent")
 RETRIED = ("infra_error", "incomplete_run", "coverage_unmeasured")
 """Verdicts that are not final: a rerun of ``packs mine`` examines those candidates again."""
 GATED = tuple(GATE_VERDICTS)
@@ -67,8 +80,10 @@ GATED = tuple(GATE_VERDICTS)
 thresholds (``--max-gold-bytes``) may have changed; the gate is pure, so that costs no Docker run."""
 
 
-def classify_path(path: str) -> str:
-    """The kind of one changed path (see the module doc)."""
+def classify_path(path: str, language: str = "python") -> str:
+    """The kind of one changed path (see the module doc; a Node project's by ``classify_node_path``)."""
+    if language == "node":
+        return classify_node_path(path)
     p = PurePosixPath(path)
     parts = [part.lower() for part in p.parts]
     name = parts[-1]
@@ -89,6 +104,20 @@ def classify_path(path: str) -> str:
     return "source"
 
 
+def classify_node_path(path: str) -> str:
+    """A Node project's path: tests are test folders (fixtures and snapshots with them) and ``*.test.*`` /
+    ``*.spec.*`` files; packaging, lockfiles and tool configuration are meta; the rest as for Python."""
+    parts = [part.lower() for part in PurePosixPath(path).parts]
+    name, folders = parts[-1], parts[:-1]
+    if "node_modules" in folders:
+        return "meta"
+    if any(f in NODE_TEST_DIRS for f in folders) or re.search(r"\.(test|spec)\.[cm]?[jt]sx?$", name):
+        return "test"
+    if not folders and (name in NODE_META_FILES or _NODE_META.match(name)):
+        return "meta"
+    return classify_path(path)
+
+
 @dataclass
 class Split:
     """A change's paths by kind, and whether it is a candidate (``verdict`` None) or why not."""
@@ -99,16 +128,19 @@ class Split:
     verdict: str | None = None
 
 
-def split_change(paths: list[str]) -> Split:
-    """Sort a change's paths; a candidate changes at least one test file and one library ``.py`` file."""
+def split_change(paths: list[str], language: str = "python") -> Split:
+    """Sort a change's paths; a candidate changes at least one test file and one library code file (``.py``;
+    a Node project's ``.js``/``.ts`` and kin, not a ``.d.ts`` alone)."""
     split = Split()
     for path in sorted(set(paths)):
-        kind = classify_path(path)
+        kind = classify_path(path, language)
         (split.test if kind == "test" else split.source if kind == "source" else split.dropped).append(path)
     if not split.test:
         split.verdict = "no_tests_touched"
-    elif not any(p.endswith(".py") for p in split.source):
+    elif not any(p.endswith(LIBRARY_CODE[language]) and not p.endswith(".d.ts") for p in split.source):
         split.verdict = "no_library_code"
+    elif language == "node" and not any(map(NODE.is_test_file, split.test)):
+        split.verdict = "no_runnable_tests"  # the task runs its test patch's files: fixtures alone hold no test
     return split
 
 

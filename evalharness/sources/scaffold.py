@@ -442,23 +442,29 @@ def source_url(repository: Repository, out: Path) -> str:
     return os.path.relpath(repository.path, pack)
 
 
-def new_pack(repo: str, out: Path, *, name: str | None = None, ref: str = "HEAD", force: bool = False) -> Detected:
-    """Write ``out/pack.yaml`` (detected, commented) and an empty ``out/tasks.jsonl`` for ``repo`` at ``ref``."""
+def new_pack(repo: str, out: Path, *, name: str | None = None, ref: str = "HEAD", force: bool = False,
+             language: str = "auto"):
+    """Write ``out/pack.yaml`` (detected, commented) and an empty ``out/tasks.jsonl`` for ``repo`` at ``ref``;
+    the project's language is ``language``, or the one its files show (``evalharness.languages``). Returns
+    (the language module, what it detected)."""
+    from evalharness.languages.registry import choose
+
     if out.exists() and any(out.iterdir()) and not force:
         raise UserError(f"{out} is not empty", "give a new folder, or --force to replace its pack.yaml")
     repository = Repository(repo)
     try:
         commit = repository.commit(ref)
         files = repository.files(commit)
-        found = detect(files, lambda path: repository.read(commit, path) if path in files else None)
+        chosen = choose(files, language)
+        found = chosen.detect(files, lambda path: repository.read(commit, path) if path in files else None)
         out.mkdir(parents=True, exist_ok=True)
         where = f"{repo} at {commit[:12]}" + (f" ({ref})" if ref != "HEAD" else "")
-        manifest = render_manifest(name or pack_name(out.resolve().name), found,
-                                   url=source_url(repository, out), ref=commit, where=where)
+        manifest = chosen.render_manifest(name or pack_name(out.resolve().name), found,
+                                          url=source_url(repository, out), ref=commit, where=where)
         (out / "pack.yaml").write_text(manifest)
         tasks = out / "tasks.jsonl"
         if not tasks.exists():
             tasks.write_text("")
-        return found
+        return chosen, found
     finally:
         repository.close()

@@ -194,7 +194,7 @@ def test_wrong_root_raises_and_missing_file_is_empty() -> None:
 
 
 def test_unknown_parser_name_lists_known() -> None:
-    with pytest.raises(ValueError, match="unknown log parser 'nose'; known: django, junit, pytest, sympy"):
+    with pytest.raises(ValueError, match="unknown log parser 'nose'; known: django, jest_json, junit, mocha_json, pytest, sympy, tap, tap_json"):
         parse("nose", TestRun(log="", exit_code=0))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -60,6 +62,17 @@ def test_quickstart_exports_as_harbor_tasks_with_its_timeouts_provenance_and_tes
         assert "boltons==26.2.0" in dockerfile and "evalharness-rebuild-tree /testbed agent:agent" in dockerfile
         assert (folder / "environment" / "prepare_task.sh").stat().st_mode & 0o111
     assert "**separate** mode" in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_the_shipped_parsers_import_on_their_own(tmp_path):
+    """The verifier ships evalharness's parsers without the package: every module they import travels with them."""
+    _export(TINYPACK, tmp_path / "out")
+    folder = next(p for p in (tmp_path / "out").iterdir() if p.is_dir())
+    code = "import sys; sys.path.insert(0, 'lib'); from evalharness.grading.parsers import PARSERS; print(sorted(PARSERS))"
+    done = subprocess.run([sys.executable, "-I", "-c", code], cwd=folder / "tests", capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "'junit'" in done.stdout and "'tap_json'" in done.stdout
 
 
 def test_a_shared_verifier_runs_in_the_agents_container(tmp_path):

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
+import evalharness.grading.nodelogs as nodelogs_module
 import evalharness.grading.parsers as parsers_module
 import evalharness.grading.textlogs as textlogs_module
 from evalharness.errors import TaskError, UserError
@@ -49,7 +50,8 @@ def verifier_files(pack: Pack, task: TaskSpec) -> dict[str, bytes]:
             "test.patch": _diff(task.test_patch).encode(),
             f"{lib}/__init__.py": b"", f"{lib}/grading/__init__.py": b"",
             f"{lib}/grading/parsers.py": Path(parsers_module.__file__).read_bytes(),
-            f"{lib}/grading/textlogs.py": Path(textlogs_module.__file__).read_bytes()}
+            f"{lib}/grading/textlogs.py": Path(textlogs_module.__file__).read_bytes(),
+            f"{lib}/grading/nodelogs.py": Path(nodelogs_module.__file__).read_bytes()}
 
 
 def task_files(pack: Pack, task: TaskSpec, *, base: BaseKind, ca_bundle: bytes | None,

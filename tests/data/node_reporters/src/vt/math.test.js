@@ -1,0 +1,11 @@
+import { describe, test, expect } from 'vitest'
+const add = (a, b) => a + b
+describe('add', () => {
+  test('adds two numbers', () => { expect(add(1, 2)).toBe(3) })
+  describe('nested', () => {
+    test('fails on purpose', () => { expect(add(1, 2)).toBe(4) })
+    test.skip('skipped one', () => {})
+    test.todo('a todo')
+  })
+})
+test('top level test', () => { expect(true).toBe(true) })
