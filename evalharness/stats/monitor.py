@@ -138,6 +138,8 @@ class DriftReport:
     alarm_day: str | None
     change_day: str | None
     p0: float
+    """The in-control rate ``arl0_days`` and ``arl1_days`` are computed at: the mean of the posterior-mean rates
+    (Jeffreys (S + 1/2)/(N + 1) for fresh tasks, the shrunken per-task rates for a panel)."""
     p1: float
     reference: float
     threshold: float
@@ -157,6 +159,8 @@ class DriftReport:
     delay_days: float = float("nan")
     delay_days_95: float = float("nan")
     p_values: list[float] = field(default_factory=list)
+    p0_observed: float = float("nan")
+    """The baseline's raw share of resolved trials S / N (the baseline's ``p0``)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -174,9 +178,11 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
     h = baseline.threshold if h is None else h
     r_trial = baseline.reference / n
     counts = _task_counts(baseline)
-    arl0 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n), baseline.reference, step)
-    arl1 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n, shift=baseline.p0 - baseline.p1),
-                           baseline.reference, step)
+    pmf0 = mean_pmf(baseline.pmf, *counts, n)
+    p0_used = float(np.arange(n + 1) @ pmf0 / n)
+    shift = (baseline.successes + 0.5) / (baseline.n_trials + 1.0) - baseline.p1  # as calibrate() shifts
+    arl0 = drift.cusum_arl(h, pmf0, baseline.reference, step)
+    arl1 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n, shift=shift), baseline.reference, step)
     r_day = np.round(r_trial * daily["trials"].to_numpy(float) / step) * step
     path, alarms = restarted_path(r_day - daily["resolved"].to_numpy(float), h)
     days = [d.date().isoformat() for d in pd.DatetimeIndex(daily.index)]
@@ -187,7 +193,7 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
     arl_target = 365.0 / baseline.target_false_alarms_per_year
     return DriftReport(
         alarm=alarm is not None, alarm_day=days[alarm] if alarm is not None else None,
-        change_day=days[change] if change is not None else None, p0=baseline.p0, p1=baseline.p1,
+        change_day=days[change] if change is not None else None, p0=p0_used, p1=baseline.p1,
         reference=baseline.reference, threshold=float(h), arl0_days=arl0, arl1_days=arl1,
         false_alarms_per_year=baseline.false_alarms_per_year if h == baseline.threshold else 365.0 / arl0,
         days=days, statistic=path.tolist(),
@@ -197,7 +203,7 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
         cost_alarm_day=_normal_alarm(daily, "cost", baseline.cost_mean, baseline.cost_sd, arl_target, days),
         tokens_alarm_day=_normal_alarm(daily, "tokens", baseline.tokens_mean, baseline.tokens_sd, arl_target, days),
         note=baseline.note, alarm_days=[days[a] for a in alarms], delay_days=baseline.delay_days,
-        delay_days_95=baseline.delay_days_95, p_values=[float(v) for v in p_av],
+        delay_days_95=baseline.delay_days_95, p_values=[float(v) for v in p_av], p0_observed=baseline.p0,
     )
 
 

@@ -29,6 +29,7 @@ from evalharness.stats import (
     wilson_interval,
     window_intervals,
 )
+from evalharness.stats.baseline import beta_binomial_fit
 from evalharness.stats.drift import change_point, first_alarm, siegmund_arl
 from evalharness.stats.sequential import log_beta_evalue
 
@@ -189,3 +190,25 @@ def test_cost_drift_alarms():
     later["cost_usd"] *= 1.5
     report = detect_drift(daily_counts(later), baseline)
     assert report.cost_alarm_day is not None and report.cost_alarm_day <= "2025-02-05"
+
+
+@pytest.mark.parametrize("pmf", ["binomial", "panel"])
+def test_report_p0_is_the_rate_its_arl_is_computed_at(pmf):
+    """Issue 27: the report printed the raw share (0.58) beside an ARL computed at the posterior mean (0.57995)."""
+    rates = np.r_[np.full(5, 0.95), np.full(5, 0.3)]
+    baseline = freeze_baseline(_panel_trials(rates, 6, "2025-01-01", seed=4), pmf=pmf)
+    report = detect_drift(daily_counts(_panel_trials(rates, 5, "2025-02-01", seed=5)), baseline)
+    s, m = baseline.successes, baseline.n_trials
+    if pmf == "binomial":
+        used = (s + 0.5) / (m + 1.0)
+        pmf0 = stats.binom.pmf(np.arange(11), 10, used)
+    else:
+        ks = np.array([baseline.task_rates[t] * baseline.task_trials[t] for t in baseline.task_trials])
+        ms = np.array(list(baseline.task_trials.values()), dtype=float)
+        mu, phi = beta_binomial_fit(ks, ms)
+        shrunk = (mu * phi + ks) / (phi + ms)
+        used = float(shrunk.mean())
+        pmf0 = poisson_binomial_pmf(shrunk)
+    assert report.p0_observed == pytest.approx(s / m) and abs(used - s / m) > 1e-4
+    assert report.p0 == pytest.approx(used, rel=1e-12)
+    assert report.arl0_days == pytest.approx(cusum_arl(report.threshold, pmf0, baseline.reference), rel=1e-9)
