@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalharness.stats import drift, sequential
-from evalharness.stats.baseline import KINDS, calibrate, mean_pmf
+from evalharness.stats.baseline import KINDS, calibrate, disperse, mean_pmf
 from evalharness.stats._frame import per_task, require_columns, usable_trials
 from evalharness.stats.intervals import newcombe_difference, wilson_interval
 
@@ -69,6 +69,9 @@ class DriftBaseline:
     """Median days from a ``delta`` drop to the alarm; ``delay_days_95`` its 95th percentile."""
     delay_days_95: float = float("nan")
     method: str = ""
+    day_sd: float = 0.0
+    """Day-level sd of the daily rate beyond the trials' own noise (long-run, from the baseline's days) that the
+    threshold is calibrated with (stats/baseline.py ``day_variance``); 0 when the days show none."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -122,7 +125,8 @@ def freeze_baseline(df: pd.DataFrame, *, delta: float = 0.10, false_alarms_per_y
     if ts["mean"].isin([0.0, 1.0]).all():
         notes.append("degenerate baseline: every task was always or never solved")
     cal = calibrate(pmf, ts["k"].to_numpy(float), ts["n"].to_numpy(float), n, delta=delta,
-                    false_alarms_per_year=false_alarms_per_year, draws=draws, seed=seed)
+                    false_alarms_per_year=false_alarms_per_year, draws=draws, seed=seed,
+                    daily=(daily["resolved"].to_numpy(float), daily["trials"].to_numpy(float)))
     return DriftBaseline(
         p0=float(trials["_y"].mean()), task_rates=dict(zip(ts["task_id"].astype(str), ts["mean"].astype(float))),
         task_trials=dict(zip(ts["task_id"].astype(str), ts["n"].astype(int))),
@@ -132,9 +136,10 @@ def freeze_baseline(df: pd.DataFrame, *, delta: float = 0.10, false_alarms_per_y
         delta=delta, target_false_alarms_per_year=false_alarms_per_year, threshold=cal.threshold,
         reference=cal.reference, p1=cal.p1, false_alarms_per_year=cal.false_alarms_per_year,
         plugin_false_alarms_per_year=cal.plugin_false_alarms_per_year, delay_days=cal.delay_days,
-        delay_days_95=cal.delay_days_95,
+        delay_days_95=cal.delay_days_95, day_sd=cal.day_sd,
         method=f"binomial CUSUM, threshold by predictive calibration over {cal.draws} posterior draws "
-               f"({'beta-binomial panel' if pmf == 'panel' else 'Jeffreys binomial'}); two-sample mixture SPRT",
+               f"({'beta-binomial panel' if pmf == 'panel' else 'Jeffreys binomial'}, day-level variance "
+               f"{'sd %.2f points' % (100 * cal.day_sd) if cal.day_sd > 0 else 'none seen'}); two-sample mixture SPRT",
     )
 
 
@@ -201,8 +206,10 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
     pmf0 = mean_pmf(baseline.pmf, *counts, n)
     p0_used = float(np.arange(n + 1) @ pmf0 / n)
     shift = (baseline.successes + 0.5) / (baseline.n_trials + 1.0) - baseline.p1  # as calibrate() shifts
-    arl0 = drift.cusum_arl(h, pmf0, baseline.reference, step)
-    arl1 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n, shift=shift), baseline.reference, step)
+    day_var = (n * baseline.day_sd) ** 2
+    arl0 = drift.cusum_arl(h, disperse(pmf0, day_var)[0], baseline.reference, step)
+    arl1 = drift.cusum_arl(h, disperse(mean_pmf(baseline.pmf, *counts, n, shift=shift), day_var)[0],
+                           baseline.reference, step)
     r_day = np.round(r_trial * daily["trials"].to_numpy(float) / step) * step
     path, alarms = restarted_path(r_day - daily["resolved"].to_numpy(float), h)
     days = [d.date().isoformat() for d in pd.DatetimeIndex(daily.index)]
@@ -255,7 +262,7 @@ def _calibrated(baseline: DriftBaseline) -> DriftBaseline:
     kind = baseline.pmf if baseline.task_trials else "binomial"
     s, m = _task_counts(dataclasses.replace(baseline, pmf=kind))
     cal = calibrate(kind, s, m, baseline.trials_per_day, delta=baseline.delta,
-                    false_alarms_per_year=baseline.target_false_alarms_per_year)
+                    false_alarms_per_year=baseline.target_false_alarms_per_year, day_sd=baseline.day_sd)
     return dataclasses.replace(baseline, pmf=kind, threshold=cal.threshold, reference=cal.reference, p1=cal.p1,
                                false_alarms_per_year=cal.false_alarms_per_year, delay_days=cal.delay_days,
                                delay_days_95=cal.delay_days_95)

@@ -154,8 +154,9 @@ def test_freeze_uses_the_calibration_and_round_trips():
     rates = _panel_rates()
     df = _trials(rates, 30, "2026-01-01", seed=8)
     baseline = freeze_baseline(df)
-    cal = calibrate("panel", *_per_task(df), 50)
-    assert (baseline.threshold, baseline.reference) == (cal.threshold, cal.reference)
+    days = daily_counts(df)
+    cal = calibrate("panel", *_per_task(df), 50, daily=(days["resolved"], days["trials"]))
+    assert (baseline.threshold, baseline.reference, baseline.day_sd) == (cal.threshold, cal.reference, cal.day_sd)
     assert DriftBaseline.from_dict(baseline.to_dict()) == baseline
     assert freeze_baseline(df, pmf="binomial").threshold >= baseline.threshold  # fresh tasks vary more
 
