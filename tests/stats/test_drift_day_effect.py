@@ -84,6 +84,10 @@ def test_day_effect_false_alarms_smaller_run():
 
 @pytest.mark.long
 def test_day_effect_false_alarms_within_the_promise():
+    """800 streams (Monte Carlo SE about 0.05): within 1 a year up to two SE; without the day-level variance the
+    same days run clearly above (1.13-1.27 in benchmarks/drift_day_effect.py)."""
     sim = simulate("panel", rates=PANEL, streams=800, seed=12, day_sd=DAY_SD, day_rho=0.5)
-    assert sim.false_alarms_per_year <= 1.0, sim
+    assert sim.false_alarms_per_year <= 1.0 + 2 * sim.false_alarms_se, sim
     assert sim.delay_median <= 7
+    before = simulate("panel", rates=PANEL, streams=800, seed=12, day_sd=DAY_SD, day_rho=0.5, day_variance=False)
+    assert before.false_alarms_per_year > sim.false_alarms_per_year + 0.1, (before, sim)
