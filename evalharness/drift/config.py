@@ -45,6 +45,8 @@ class StreamConfig(BaseModel):
     tasks: list[str] | None = None
     sample: SampleSpec | None = None
     baseline_days: int = Field(default=30, ge=2)
+    short_baseline: bool = False
+    """Accept a baseline below the minimum (20 days and 1,000 trials), where the false-alarm promise fails."""
     delta: float = Field(default=0.10, gt=0, lt=1)
     false_alarms_per_year: float = Field(default=1.0, gt=0)
     outage_fraction: float = Field(default=0.5, gt=0, le=1)
@@ -79,6 +81,18 @@ class StreamConfig(BaseModel):
             raise ValueError("`tasks` is empty: list the panel's task ids")
         if self.tasks is not None and len(set(self.tasks)) != len(self.tasks):
             raise ValueError("`tasks` lists a task twice")
+        return self
+
+    @model_validator(mode="after")
+    def _long_enough_baseline(self) -> "StreamConfig":
+        from evalharness.stats.monitor import short_baseline_problem
+
+        per_day = (len(self.tasks) if self.tasks is not None else self.sample.size) * self.seeds
+        problem = short_baseline_problem(self.baseline_days, self.baseline_days * per_day)
+        if problem and not self.short_baseline:
+            raise ValueError(f"baseline_days {self.baseline_days} x {per_day} trials a day: {problem}; raise "
+                             "baseline_days or the number of tasks or seeds, or set `short_baseline: true` to "
+                             "accept it (docs/drift.md, \"Baseline\")")
         return self
 
     @property

@@ -47,7 +47,7 @@ def settings_of(stream) -> dict[str, Any]:
     """What an epoch is made with (stored with it, so `drift status --db` needs no drift.yaml)."""
     return {"baseline_days": stream.baseline_days, "delta": stream.delta,
             "false_alarms_per_year": stream.false_alarms_per_year, "pmf": stream.pmf,
-            "outage_fraction": stream.outage_fraction}
+            "outage_fraction": stream.outage_fraction, "short_baseline": stream.short_baseline}
 
 
 def baseline_to_dict(baseline: Any) -> dict[str, Any]:
@@ -84,16 +84,29 @@ def freeze_if_due(tables: DriftTables, stream: str) -> bool:
         return False
     settings = epoch["settings"]
     ok = [d for d in _epoch_days(tables.days(stream), epoch) if d["status"] == "ok"]
-    if len(ok) < settings["baseline_days"]:
+    allow_short = settings.get("short_baseline", True)  # epochs stored before the minimum was enforced
+    chosen = _baseline_days(ok, settings["baseline_days"], allow_short)
+    if chosen is None:
         return False
-    chosen = ok[: settings["baseline_days"]]
     from evalharness.stats.monitor import freeze_baseline
 
     baseline = freeze_baseline(day_frame(tables, chosen), delta=settings["delta"],
-                     false_alarms_per_year=settings["false_alarms_per_year"], pmf=settings["pmf"])
+                               false_alarms_per_year=settings["false_alarms_per_year"], pmf=settings["pmf"],
+                               allow_short=allow_short)
     tables.freeze(epoch["id"], first_day=chosen[0]["day"], last_day=chosen[-1]["day"],
                   baseline={**baseline_to_dict(baseline)})
     return True
+
+
+def _baseline_days(ok: list[dict[str, Any]], need: int, allow_short: bool) -> list[dict[str, Any]] | None:
+    """The first ``need`` ok days; without ``allow_short``, more ok days until the baseline reaches the minimum
+    (days lost to infrastructure can leave ``need`` days short of trials). None: keep collecting."""
+    from evalharness.stats.monitor import short_baseline_problem
+
+    for k in range(need, len(ok) + 1):
+        if allow_short or not short_baseline_problem(k, sum(int(d.get("usable") or 0) for d in ok[:k])):
+            return ok[:k]
+    return None
 
 
 def stream_state(tables: DriftTables, stream: str, until: str | None = None) -> StreamState:

@@ -19,6 +19,7 @@ from evalharness.stats.drift import (
 )
 from evalharness.stats.flags import FLAG_NAMES, flag_counts, trial_flags
 from evalharness.stats.intervals import (
+    bonett_price_interval,
     clopper_pearson_interval,
     newcombe_difference,
     paired_jeffreys_interval,
@@ -98,6 +99,7 @@ __all__ = [
     "normal_cusum",
     "normal_threshold",
     "normalised_rate",
+    "bonett_price_interval",
     "paired_jeffreys_interval",
     "paired_t",
     "pass_at_k",

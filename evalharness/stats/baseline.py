@@ -18,6 +18,10 @@ where 1 was asked. So the threshold is chosen for the rates the baseline is comp
   is at most the target. Averaged over baselines, that is the rate a user gets (tests: simulation).
 - **Promised delay**: the median and 95th percentile of the run length after a ``delta`` drop of
   every rate, at the posterior-mean rates.
+- **Day-level variance** (``day_variance``): a day effect shared by every trial of a day (a provider's
+  slow day) makes days vary more than the rates say. The baseline's days give its long-run variance
+  beyond the trials' own noise (Bartlett weights over DAY_LAGS lags, floored at 0); every daily-count
+  pmf above is widened by it (``disperse``). The promise stays an average over baselines.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class Calibration:
     delay_days_95: float
     hyper: tuple[float, float] | None
     draws: int
+    day_sd: float = 0.0
+    """Square root of the day-level long-run variance of the daily rate calibrated with (0: none, or not asked)."""
 
 
 def beta_binomial_fit(successes, trials) -> tuple[float, float]:
@@ -154,9 +160,63 @@ def _one_arl(m: np.ndarray) -> float:
         return float("inf")
 
 
+DAY_LAGS = 2  # Bartlett-weighted autocovariances in the day-level long-run variance
+
+
+def within_day_variance(kind: str, successes, trials) -> float:
+    """Bernoulli variance of one trial around its task's rate, unbiased from the baseline: mean of r(1-r) m/(m-1)."""
+    s, m = np.asarray(successes, dtype=float), np.asarray(trials, dtype=float)
+    if kind == "binomial":
+        s, m = np.array([s.sum()]), np.array([m.sum()])
+    r = s / np.maximum(m, 1.0)
+    return float(np.sum(m * r * (1 - r) * m / np.maximum(m - 1.0, 1.0)) / m.sum())
+
+
+def day_variance(day_successes, day_trials, within: float, lags: int = DAY_LAGS) -> float:
+    """Long-run variance of the daily rate beyond the trials' own noise (rate units squared; may be negative).
+
+    e_d = y_d / n_d - pooled rate; LRV = gamma_0 + 2 sum_{k <= lags} (1 - k/(lags + 1)) gamma_k (Bartlett
+    weights, Newey & West 1987), minus the binomial part mean(within / n_d). A shared day effect (a provider's
+    slow day) shows up here, and a persistent one (autocorrelated days) counts more, as it does in a CUSUM.
+    """
+    y, m = np.asarray(day_successes, dtype=float), np.asarray(day_trials, dtype=float)
+    keep = m > 0
+    y, m = y[keep], m[keep]
+    if y.size < 3:
+        return 0.0
+    e = y / m - y.sum() / m.sum()
+    t = e.size
+    lrv = float(e @ e) / (t - 1)
+    for k in range(1, min(lags, t - 1) + 1):
+        lrv += 2.0 * (1.0 - k / (lags + 1.0)) * float(e[k:] @ e[:-k]) / (t - 1)
+    return lrv - float(np.mean(within / m))
+
+
+def disperse(pmfs: np.ndarray, variance: float) -> np.ndarray:
+    """Daily-count pmfs (rows over 0..n) with a shared day effect of ``variance`` (counts squared) added: each row
+    convolved with a discretized normal, the mass beyond 0 and n kept at the ends."""
+    pmfs = np.atleast_2d(pmfs)
+    if variance <= 1e-12:
+        return pmfs
+    sd = np.sqrt(variance)
+    k = np.arange(-int(np.ceil(6 * sd)) - 1, int(np.ceil(6 * sd)) + 2)
+    kernel = np.diff(stats.norm.cdf((np.r_[k, k[-1] + 1] - 0.5) / sd))
+    wide = np.apply_along_axis(lambda row: np.convolve(row, kernel), 1, pmfs)
+    size, lead = pmfs.shape[1], -k[0]
+    out = wide[:, lead:lead + size].copy()
+    out[:, 0] += wide[:, :lead].sum(axis=1)
+    out[:, -1] += wide[:, lead + size:].sum(axis=1)
+    return out / out.sum(axis=1, keepdims=True)
+
+
 def calibrate(kind: str, successes, trials, n: int, *, delta: float = 0.10, false_alarms_per_year: float = 1.0,
-              draws: int = 200, seed: int = 0, step: float = STEP, h_max: float | None = None) -> Calibration:
-    """The smallest threshold whose posterior mean false-alarm rate is within ``false_alarms_per_year``."""
+              draws: int = 200, seed: int = 0, step: float = STEP, h_max: float | None = None,
+              daily=None, day_sd: float | None = None) -> Calibration:
+    """The smallest threshold whose posterior mean false-alarm rate is within ``false_alarms_per_year``.
+
+    ``daily``: (successes, trials) per baseline day; the day-level variance they show beyond the trials' own
+    noise (``day_variance``) is added to every daily-count pmf (``disperse``). None: days independent given
+    the rates. ``day_sd``: that day-level sd given instead of estimated (a stored baseline recalibrated)."""
     if false_alarms_per_year <= 0:
         raise ValueError(f"false_alarms_per_year must be > 0, got {false_alarms_per_year}")
     if not 0 < delta < 1:
@@ -169,22 +229,40 @@ def calibrate(kind: str, successes, trials, n: int, *, delta: float = 0.10, fals
     p1 = max(p0 - delta, p0 / 2)
     reference = round(cusum_reference(p0, p1, n) / step) * step
     rng = np.random.default_rng(seed)
-    pmfs = posterior_pmfs(kind, successes, trials, n, draws, rng, hyper=hyper)
-    point = mean_pmf(kind, successes, trials, n, hyper=hyper)[None, :]
+    day_var = 0.0 if day_sd is None else day_sd**2
+    if daily is not None and day_sd is None:
+        day_var = max(0.0, day_variance(*daily, within_day_variance(kind, successes, trials)))
+    pmfs = disperse(posterior_pmfs(kind, successes, trials, n, draws, rng, hyper=hyper), n * n * day_var)
+    point = disperse(mean_pmf(kind, successes, trials, n, hyper=hyper)[None, :], n * n * day_var)
     h_max = h_max if h_max is not None else 60 * max(reference, 1.0)
-    h = step
-    while h <= h_max:
-        rate = float(np.mean(365.0 / batched_arl(h, pmfs, reference, step)))
-        if rate <= false_alarms_per_year:
-            break
-        h += step
-    else:
-        raise ValueError(f"no threshold up to {h_max} keeps false alarms within {false_alarms_per_year:g} a year")
+    h, rate = _smallest_threshold(lambda h: float(np.mean(365.0 / batched_arl(h, pmfs, reference, step))),
+                                  false_alarms_per_year, step, h_max)
     plugin = float(365.0 / batched_arl(h, point, reference, step)[0])
-    median, p95 = _delays(h, mean_pmf(kind, successes, trials, n, shift=p0 - p1, hyper=hyper), reference, step)
+    dropped = disperse(mean_pmf(kind, successes, trials, n, shift=p0 - p1, hyper=hyper), n * n * day_var)[0]
+    median, p95 = _delays(h, dropped, reference, step)
     return Calibration(threshold=h, reference=reference, p0=p0, p1=p1, false_alarms_per_year=rate,
                        plugin_false_alarms_per_year=plugin, delay_days=median, delay_days_95=p95,
-                       hyper=hyper, draws=draws)
+                       hyper=hyper, draws=draws, day_sd=float(np.sqrt(day_var)))
+
+
+def _smallest_threshold(rate_at, target: float, step: float, h_max: float) -> tuple[float, float]:
+    """The smallest lattice h (step, 2 step, ...) with rate_at(h) <= target, and that rate. The rate falls as h
+    grows (a higher threshold is reached later), so a doubling search then bisection finds the same h as a scan."""
+    top = int(np.floor(h_max / step + 1e-9))
+    lo, hi = 0, 1  # lattice indices: rate(lo * step) > target (index 0: h = 0 always alarms), rate(hi * step)?
+    while True:
+        if hi > top:
+            if lo >= top or rate_at(top * step) > target:
+                raise ValueError(f"no threshold up to {h_max} keeps false alarms within {target:g} a year")
+            hi = top
+            break
+        if rate_at(hi * step) <= target:
+            break
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if rate_at(mid * step) <= target else (mid, hi)
+    return hi * step, rate_at(hi * step)
 
 
 def _delays(h: float, pmf: np.ndarray, reference: float, step: float, days: int = 400) -> tuple[float, float]:

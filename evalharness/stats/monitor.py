@@ -19,11 +19,24 @@ import numpy as np
 import pandas as pd
 
 from evalharness.stats import drift, sequential
-from evalharness.stats.baseline import KINDS, calibrate, mean_pmf
+from evalharness.stats.baseline import KINDS, calibrate, disperse, mean_pmf
 from evalharness.stats._frame import per_task, require_columns, usable_trials
 from evalharness.stats.intervals import newcombe_difference, wilson_interval
 
 MIN_DAYS, MIN_TRIALS = 20, 1000
+
+
+class ShortBaselineError(ValueError):
+    """A baseline below MIN_DAYS days or MIN_TRIALS trials, frozen without ``allow_short``."""
+
+
+def short_baseline_problem(n_days: int, n_trials: int) -> str | None:
+    """Why a baseline of this size is below the documented minimum, or None when it is not."""
+    if n_days >= MIN_DAYS and n_trials >= MIN_TRIALS:
+        return None
+    return (f"a baseline of {n_days} days and {n_trials} trials is below the minimum of {MIN_DAYS} days and "
+            f"{MIN_TRIALS:,} trials; below it the false alarms run above the promised rate (issue 27 simulated 10 "
+            f"days x 20 trials: 1.17 a year where 0.95 was promised, 14% of streams above 3)")
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,9 @@ class DriftBaseline:
     """Median days from a ``delta`` drop to the alarm; ``delay_days_95`` its 95th percentile."""
     delay_days_95: float = float("nan")
     method: str = ""
+    day_sd: float = 0.0
+    """Day-level sd of the daily rate beyond the trials' own noise (long-run, from the baseline's days) that the
+    threshold is calibrated with (stats/baseline.py ``day_variance``); 0 when the days show none."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,11 +96,13 @@ def daily_counts(df: pd.DataFrame, *, infra_as_failure: bool = False) -> pd.Data
 
 def freeze_baseline(df: pd.DataFrame, *, delta: float = 0.10, false_alarms_per_year: float = 1.0,
                     pmf: str = "panel", draws: int = 200, seed: int = 0,
-                    infra_as_failure: bool = False) -> DriftBaseline:
+                    infra_as_failure: bool = False, allow_short: bool = False) -> DriftBaseline:
     """Baseline from the trials of the in-control period, its CUSUM threshold calibrated to its uncertainty.
 
     ``pmf``: "panel" (the same tasks every day) or "binomial" (tasks drawn afresh). A baseline where every
     task was always or never solved is degenerate but legal: the calibration keeps a finite threshold.
+    Below MIN_DAYS days or MIN_TRIALS trials the promised false-alarm rate does not hold: ShortBaselineError,
+    unless ``allow_short`` (then the baseline's ``note`` says so).
     """
     if pmf not in KINDS:
         raise ValueError(f"unknown pmf {pmf!r}; choose one of {', '.join(KINDS)}")
@@ -97,12 +115,18 @@ def freeze_baseline(df: pd.DataFrame, *, delta: float = 0.10, false_alarms_per_y
     tokens = trials["total_tokens"].astype(float) if "total_tokens" in trials else pd.Series(dtype=float)
     n_days, n_trials = len(daily), len(trials)
     n = int(round(daily["trials"].median()))
-    notes = [] if n_days >= MIN_DAYS and n_trials >= MIN_TRIALS else [
-        f"short baseline ({n_days} days, {n_trials} trials; want >= {MIN_DAYS} days and >= {MIN_TRIALS} trials)"]
+    short = short_baseline_problem(n_days, n_trials)
+    if short and not allow_short:
+        raise ShortBaselineError(f"{short}: collect more days, or accept it explicitly (allow_short=True; "
+                                 "drift.yaml: short_baseline: true)")
+    notes = [] if not short else [
+        f"short baseline ({n_days} days, {n_trials} trials; want >= {MIN_DAYS} days and >= {MIN_TRIALS} trials), "
+        "accepted by override: false alarms may run above the promised rate"]
     if ts["mean"].isin([0.0, 1.0]).all():
         notes.append("degenerate baseline: every task was always or never solved")
     cal = calibrate(pmf, ts["k"].to_numpy(float), ts["n"].to_numpy(float), n, delta=delta,
-                    false_alarms_per_year=false_alarms_per_year, draws=draws, seed=seed)
+                    false_alarms_per_year=false_alarms_per_year, draws=draws, seed=seed,
+                    daily=(daily["resolved"].to_numpy(float), daily["trials"].to_numpy(float)))
     return DriftBaseline(
         p0=float(trials["_y"].mean()), task_rates=dict(zip(ts["task_id"].astype(str), ts["mean"].astype(float))),
         task_trials=dict(zip(ts["task_id"].astype(str), ts["n"].astype(int))),
@@ -112,9 +136,10 @@ def freeze_baseline(df: pd.DataFrame, *, delta: float = 0.10, false_alarms_per_y
         delta=delta, target_false_alarms_per_year=false_alarms_per_year, threshold=cal.threshold,
         reference=cal.reference, p1=cal.p1, false_alarms_per_year=cal.false_alarms_per_year,
         plugin_false_alarms_per_year=cal.plugin_false_alarms_per_year, delay_days=cal.delay_days,
-        delay_days_95=cal.delay_days_95,
+        delay_days_95=cal.delay_days_95, day_sd=cal.day_sd,
         method=f"binomial CUSUM, threshold by predictive calibration over {cal.draws} posterior draws "
-               f"({'beta-binomial panel' if pmf == 'panel' else 'Jeffreys binomial'}); two-sample mixture SPRT",
+               f"({'beta-binomial panel' if pmf == 'panel' else 'Jeffreys binomial'}, day-level variance "
+               f"{'sd %.2f points' % (100 * cal.day_sd) if cal.day_sd > 0 else 'none seen'}); two-sample mixture SPRT",
     )
 
 
@@ -138,6 +163,8 @@ class DriftReport:
     alarm_day: str | None
     change_day: str | None
     p0: float
+    """The in-control rate ``arl0_days`` and ``arl1_days`` are computed at: the mean of the posterior-mean rates
+    (Jeffreys (S + 1/2)/(N + 1) for fresh tasks, the shrunken per-task rates for a panel)."""
     p1: float
     reference: float
     threshold: float
@@ -157,6 +184,8 @@ class DriftReport:
     delay_days: float = float("nan")
     delay_days_95: float = float("nan")
     p_values: list[float] = field(default_factory=list)
+    p0_observed: float = float("nan")
+    """The baseline's raw share of resolved trials S / N (the baseline's ``p0``)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -174,8 +203,12 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
     h = baseline.threshold if h is None else h
     r_trial = baseline.reference / n
     counts = _task_counts(baseline)
-    arl0 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n), baseline.reference, step)
-    arl1 = drift.cusum_arl(h, mean_pmf(baseline.pmf, *counts, n, shift=baseline.p0 - baseline.p1),
+    pmf0 = mean_pmf(baseline.pmf, *counts, n)
+    p0_used = float(np.arange(n + 1) @ pmf0 / n)
+    shift = (baseline.successes + 0.5) / (baseline.n_trials + 1.0) - baseline.p1  # as calibrate() shifts
+    day_var = (n * baseline.day_sd) ** 2
+    arl0 = drift.cusum_arl(h, disperse(pmf0, day_var)[0], baseline.reference, step)
+    arl1 = drift.cusum_arl(h, disperse(mean_pmf(baseline.pmf, *counts, n, shift=shift), day_var)[0],
                            baseline.reference, step)
     r_day = np.round(r_trial * daily["trials"].to_numpy(float) / step) * step
     path, alarms = restarted_path(r_day - daily["resolved"].to_numpy(float), h)
@@ -187,7 +220,7 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
     arl_target = 365.0 / baseline.target_false_alarms_per_year
     return DriftReport(
         alarm=alarm is not None, alarm_day=days[alarm] if alarm is not None else None,
-        change_day=days[change] if change is not None else None, p0=baseline.p0, p1=baseline.p1,
+        change_day=days[change] if change is not None else None, p0=p0_used, p1=baseline.p1,
         reference=baseline.reference, threshold=float(h), arl0_days=arl0, arl1_days=arl1,
         false_alarms_per_year=baseline.false_alarms_per_year if h == baseline.threshold else 365.0 / arl0,
         days=days, statistic=path.tolist(),
@@ -197,7 +230,7 @@ def detect_drift(daily: pd.DataFrame, baseline: DriftBaseline, *, h: float | Non
         cost_alarm_day=_normal_alarm(daily, "cost", baseline.cost_mean, baseline.cost_sd, arl_target, days),
         tokens_alarm_day=_normal_alarm(daily, "tokens", baseline.tokens_mean, baseline.tokens_sd, arl_target, days),
         note=baseline.note, alarm_days=[days[a] for a in alarms], delay_days=baseline.delay_days,
-        delay_days_95=baseline.delay_days_95, p_values=[float(v) for v in p_av],
+        delay_days_95=baseline.delay_days_95, p_values=[float(v) for v in p_av], p0_observed=baseline.p0,
     )
 
 
@@ -229,7 +262,7 @@ def _calibrated(baseline: DriftBaseline) -> DriftBaseline:
     kind = baseline.pmf if baseline.task_trials else "binomial"
     s, m = _task_counts(dataclasses.replace(baseline, pmf=kind))
     cal = calibrate(kind, s, m, baseline.trials_per_day, delta=baseline.delta,
-                    false_alarms_per_year=baseline.target_false_alarms_per_year)
+                    false_alarms_per_year=baseline.target_false_alarms_per_year, day_sd=baseline.day_sd)
     return dataclasses.replace(baseline, pmf=kind, threshold=cal.threshold, reference=cal.reference, p1=cal.p1,
                                false_alarms_per_year=cal.false_alarms_per_year, delay_days=cal.delay_days,
                                delay_days_95=cal.delay_days_95)

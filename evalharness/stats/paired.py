@@ -4,11 +4,11 @@ Methods (Miller 2024, arXiv 2411.00640, section 3; docs/statistics.md):
 - d_i = s_A,i - s_B,i (task means) over shared tasks; mean d, SE = sd(d)/sqrt(n) and the paired t
   p-value (equals ``scipy.stats.ttest_rel`` on the task means);
 - the interval of the difference stays in [-1, 1] (``interval`` names it, chosen by the coverage
-  simulation in tests/stats/test_stats_range_coverage.py): with n >= SMALL_N shared tasks the t_{n-1}
-  interval clipped to [-1, 1] ("t"); below, one binary seed per task on both sides gets the paired
-  Jeffreys interval on the counts of discordant tasks ("jeffreys-paired", intervals.py); fractional task
-  means get the clipped t ("t") unless every difference is equal (zero width), then the Jeffreys
-  interval on fractional discordance counts sum a(1-b), sum (1-a)b ("jeffreys-paired (equal differences)");
+  grid of benchmarks/paired_coverage.py): with n >= SMALL_N shared tasks the t_{n-1} interval clipped to
+  [-1, 1] ("t"); below, one binary seed per task on both sides gets the Bonett-Price adjusted Wald
+  interval on the counts of discordant tasks ("bonett-price", intervals.py); fractional task means get
+  the clipped t ("t") unless every difference is equal (zero width), then the Bonett-Price interval on
+  fractional discordance counts sum a(1-b), sum (1-a)b ("bonett-price (equal differences)");
 - exact sign-flip permutation p (see signflip.py);
 - one binary seed per task on both sides: exact McNemar (``statsmodels`` ``mcnemar(exact=True)``)
   and the paired Wald interval of (b - c)/N with SE = sqrt((b + c) - (b - c)^2/N)/N, clipped to [-1, 1];
@@ -31,7 +31,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from evalharness.stats._frame import config_label, per_task, require_columns, usable_trials
 from evalharness.stats.cost import ratio_estimate
-from evalharness.stats.intervals import paired_jeffreys_interval, prob_greater, t_interval
+from evalharness.stats.intervals import bonett_price_interval, prob_greater, t_interval
 from evalharness.stats.signflip import signflip_pvalue
 from evalharness.stats.summary import SMALL_N, join_notes
 
@@ -54,7 +54,7 @@ class PairedComparison:
     ci_high: float
     level: float
     interval: str
-    """Method of [ci_low, ci_high]: t, jeffreys-paired, jeffreys-paired (equal differences), none."""
+    """Method of [ci_low, ci_high]: t, bonett-price, bonett-price (equal differences), none."""
     t: float
     df: float
     p_t: float
@@ -110,8 +110,8 @@ def difference_interval(a: np.ndarray, b: np.ndarray, n_a: np.ndarray, n_b: np.n
     d = a - b
     binary = _one_binary(a, n_a) and _one_binary(b, n_b)
     if n < small_n and (binary or np.ptp(d) == 0):
-        lo, hi = paired_jeffreys_interval(float(np.sum(a * (1 - b))), float(np.sum((1 - a) * b)), n, level)
-        return lo, hi, "jeffreys-paired" if binary else "jeffreys-paired (equal differences)"
+        lo, hi = bonett_price_interval(float(np.sum(a * (1 - b))), float(np.sum((1 - a) * b)), n, level)
+        return lo, hi, "bonett-price" if binary else "bonett-price (equal differences)"
     se = d.std(ddof=1) / math.sqrt(n)
     if not se > 0:
         return NAN, NAN, "none"

@@ -107,7 +107,7 @@ def trial_count(db: Path) -> int:
 def drift_yaml(home: Path, *, port: int, tasks: list[str], baseline_days: int = 30, **extra) -> Path:
     stream = {"name": "qs", "pack": str(QUICKSTART), "harness": "minimal", "model": "openai/scripted",
               "api_base": f"http://127.0.0.1:{port}/v1", "api_key_env": KEY_ENV, "tasks": tasks,
-              "baseline_days": baseline_days, "workers": 2, "infra_retries": 0, **extra}
+              "baseline_days": baseline_days, "short_baseline": True, "workers": 2, "infra_retries": 0, **extra}
     path = home / "drift.yaml"
     path.write_text(yaml.safe_dump({"store": "runs/evalharness.db", "runs_dir": "runs", "streams": [stream]},
                                    sort_keys=False))

@@ -33,7 +33,8 @@ def _day(i: int) -> str:
 
 @pytest.fixture
 def home(tmp_path):
-    stream = {"name": "s", "pack": "no-pack-needed", "harness": "h", "tasks": TASKS, "baseline_days": 8}
+    stream = {"name": "s", "pack": "no-pack-needed", "harness": "h", "tasks": TASKS, "baseline_days": 8,
+              "short_baseline": True}
     (tmp_path / "drift.yaml").write_text(yaml.safe_dump({"store": "runs/evalharness.db", "streams": [stream]}))
     tables = DriftTables(Store(database_url(tmp_path / "runs" / "evalharness.db")))
     tables.new_epoch("s", _day(0), settings_of(parse_config({"streams": [stream]}, "d").streams[0]))
@@ -112,11 +113,13 @@ def test_rebaseline_collects_again_from_the_next_day(home):
 
 
 def test_bad_input_is_one_clear_error(tmp_path):
-    (tmp_path / "drift.yaml").write_text("streams:\n  - {name: s, pack: p, harness: h, tasks: [a], delta: 2}\n")
+    (tmp_path / "drift.yaml").write_text(
+        "streams:\n  - {name: s, pack: p, harness: h, tasks: [a], delta: 2, short_baseline: true}\n")
     done = cli(tmp_path, "drift", "run", "--config", "drift.yaml", "--format", "json")
     assert done.returncode == 1 and done.stdout == "" and "streams[s].delta" in done.stderr
     assert "Traceback" not in done.stderr
-    (tmp_path / "drift.yaml").write_text("streams:\n  - {name: s, pack: p, harness: h, tasks: [a]}\n")
+    (tmp_path / "drift.yaml").write_text(
+        "streams:\n  - {name: s, pack: p, harness: h, tasks: [a], short_baseline: true}\n")
     bad_day = cli(tmp_path, "drift", "run", "--config", "drift.yaml", "--day", "2026-13-01")
     assert bad_day.returncode == 1 and "--day '2026-13-01' is not a date" in bad_day.stderr
     unknown = cli(tmp_path, "drift", "run", "--config", "drift.yaml", "--stream", "other")

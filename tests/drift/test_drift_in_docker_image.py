@@ -28,6 +28,7 @@ streams:
     harness: oracle
     tasks: [boltons-strutils-parse-int-list]
     baseline_days: 2
+    short_baseline: true
 """
 
 

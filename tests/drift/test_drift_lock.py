@@ -28,7 +28,7 @@ with drift_lock(sys.argv[1]):
 def _config(tmp_path):
     path = tmp_path / "drift.yaml"
     path.write_text("store: runs/evalharness.db\nstreams:\n"
-                    "  - {name: n, pack: no-such-pack, harness: oracle, tasks: [a]}\n")
+                    "  - {name: n, pack: no-such-pack, harness: oracle, tasks: [a], short_baseline: true}\n")
     return path
 
 

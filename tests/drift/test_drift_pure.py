@@ -23,7 +23,7 @@ TASKS = {f"{repo}-{i}": {"repo": repo, "version": "1"} for repo, n in (("a", 6),
 
 
 def _stream(**fields):
-    base = {"name": "nightly", "pack": "p", "harness": "minimal", "model": "openai/x"}
+    base = {"name": "nightly", "pack": "p", "harness": "minimal", "model": "openai/x", "short_baseline": True}
     return parse_config({"streams": [{**base, **fields}]}, "drift.yaml").streams[0]
 
 
@@ -95,7 +95,8 @@ def test_config_errors_name_the_file_and_the_field(tmp_path):
     with pytest.raises(ConfigError, match="either `tasks`"):
         parse_config({"streams": [{"name": "n", "pack": "p", "harness": "h"}]}, "d.yaml")
     with pytest.raises(ConfigError, match="given twice: n"):
-        parse_config({"streams": [{"name": "n", "pack": "p", "harness": "h", "tasks": ["a"]}] * 2}, "d.yaml")
+        parse_config({"streams": [{"name": "n", "pack": "p", "harness": "h", "tasks": ["a"],
+                                   "short_baseline": True}] * 2}, "d.yaml")
     with pytest.raises(ConfigError, match="no drift configuration at"):
         load_config(tmp_path / "missing.yaml")
     path.write_text("streams: [\n")
@@ -106,12 +107,14 @@ def test_config_errors_name_the_file_and_the_field(tmp_path):
 def test_paths_are_relative_to_the_config_file(tmp_path):
     (tmp_path / "packs" / "p").mkdir(parents=True)
     path = tmp_path / "drift.yaml"
-    path.write_text("store: db/x.db\nstreams:\n  - {name: n, pack: packs/p, harness: h, tasks: [a]}\n")
+    path.write_text("store: db/x.db\nstreams:\n  - {name: n, pack: packs/p, harness: h, tasks: [a], "
+                    "short_baseline: true}\n")
     config = load_config(path)
     assert config.store == str(tmp_path / "db" / "x.db") and config.streams[0].pack == str(tmp_path / "packs" / "p")
     assert config.alerts_folder == tmp_path / "db" / "drift-alerts"
     url = parse_config({"store": "postgresql://u@h/db", "streams": [{"name": "n", "pack": "p", "harness": "h",
-                                                                     "tasks": ["a"]}]}, "d.yaml", tmp_path)
+                                                                     "tasks": ["a"], "short_baseline": True}]},
+                       "d.yaml", tmp_path)
     assert url.store == "postgresql://u@h/db"
 
 

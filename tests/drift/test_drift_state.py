@@ -25,7 +25,7 @@ RATES = np.linspace(0.2, 0.9, len(TASKS))
 
 def _stream(baseline_days=8):
     return parse_config({"streams": [{"name": "s", "pack": "p", "harness": "h", "tasks": TASKS,
-                                      "baseline_days": baseline_days}]}, "d.yaml").streams[0]
+                                      "baseline_days": baseline_days, "short_baseline": True}]}, "d.yaml").streams[0]
 
 
 def _day(i: int) -> str:

@@ -118,7 +118,7 @@ def test_a_drift_stream_over_the_harbor_pack_counts_verifier_errors_apart(harbor
     root, _, _ = harbor_run
     stream = {"name": "harbor", "pack": "pack", "harness": "oracle", "tasks": ["quarters", "fifths",
                                                                                "broken-verifier"],
-              "baseline_days": 5}
+              "baseline_days": 5, "short_baseline": True}
     (root / "drift.yaml").write_text(yaml.safe_dump({"store": "runs/evalharness.db", "streams": [stream]}))
     done = run_cli("drift", "run", "--config", "drift.yaml", "--day", "2026-01-01", "--format", "json", cwd=root,
                    check=False)

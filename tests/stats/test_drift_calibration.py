@@ -139,14 +139,14 @@ def _trials(rates, days, start, shift=0.0, seed=0):
 def test_degenerate_baseline_freezes_and_alarms():
     """Every task always or never solved (scripted models do this): no singular matrix, a finite threshold."""
     rates = [1.0, 1.0, 0.0]
-    baseline = freeze_baseline(_trials(rates, 30, "2026-01-01"), delta=0.3)
+    baseline = freeze_baseline(_trials(rates, 30, "2026-01-01"), delta=0.3, allow_short=True)
     assert np.isfinite(baseline.threshold) and "degenerate" in baseline.note
     quiet = detect_drift(daily_counts(_trials(rates, 30, "2026-02-01")), baseline)
     assert not quiet.alarm and quiet.p_always_valid == 1.0
     drop = detect_drift(daily_counts(_trials([1.0, 0.0, 0.0], 10, "2026-03-01")), baseline)
     assert drop.alarm and drop.alarm_day <= f"2026-03-{int(baseline.delay_days_95):02d}"
     for kind in ("binomial", "panel"):
-        all_zero = freeze_baseline(_trials([0.0, 0.0], 30, "2026-01-01"), pmf=kind, delta=0.1)
+        all_zero = freeze_baseline(_trials([0.0, 0.0], 30, "2026-01-01"), pmf=kind, delta=0.1, allow_short=True)
         assert np.isfinite(all_zero.threshold)
 
 
@@ -154,8 +154,9 @@ def test_freeze_uses_the_calibration_and_round_trips():
     rates = _panel_rates()
     df = _trials(rates, 30, "2026-01-01", seed=8)
     baseline = freeze_baseline(df)
-    cal = calibrate("panel", *_per_task(df), 50)
-    assert (baseline.threshold, baseline.reference) == (cal.threshold, cal.reference)
+    days = daily_counts(df)
+    cal = calibrate("panel", *_per_task(df), 50, daily=(days["resolved"], days["trials"]))
+    assert (baseline.threshold, baseline.reference, baseline.day_sd) == (cal.threshold, cal.reference, cal.day_sd)
     assert DriftBaseline.from_dict(baseline.to_dict()) == baseline
     assert freeze_baseline(df, pmf="binomial").threshold >= baseline.threshold  # fresh tasks vary more
 

@@ -82,7 +82,7 @@ def test_small_n_threshold_for_wilson(make_trials, n, interval):
     assert s.interval == interval and (s.ci_low, s.ci_high) == pytest.approx(tuple(ref), rel=1e-10)
 
 
-@pytest.mark.parametrize("n, interval", [(299, "jeffreys-paired"), (300, "t")])
+@pytest.mark.parametrize("n, interval", [(299, "bonett-price"), (300, "t")])
 def test_small_n_threshold_for_paired_interval(make_trials, n, interval):
     a = (np.arange(n) % 3 == 0).astype(int)
     b = (np.arange(n) % 4 == 0).astype(int)

@@ -29,6 +29,8 @@ from evalharness.stats import (
     wilson_interval,
     window_intervals,
 )
+from evalharness.stats.baseline import beta_binomial_fit
+from evalharness.stats.monitor import ShortBaselineError
 from evalharness.stats.drift import change_point, first_alarm, siegmund_arl
 from evalharness.stats.sequential import log_beta_evalue
 
@@ -168,9 +170,15 @@ def test_detect_drift_end_to_end():
     assert as_dict["threshold"] == report.threshold
 
 
-def test_short_baseline_is_flagged():
-    rates = np.full(10, 0.5)
-    assert "short baseline" in freeze_baseline(_panel_trials(rates, 5, "2025-01-01")).note
+def test_short_baseline_is_refused_unless_accepted():
+    """Issue 27: below 20 days / 1,000 trials the promised false-alarm rate does not hold."""
+    rates = np.full(50, 0.5)
+    with pytest.raises(ShortBaselineError, match=r"19 days and 950 trials is below the minimum.*allow_short"):
+        freeze_baseline(_panel_trials(rates, 19, "2025-01-01"))
+    with pytest.raises(ShortBaselineError, match=r"25 days and 750 trials"):
+        freeze_baseline(_panel_trials(rates[:30], 25, "2025-01-01"))
+    assert "short baseline" in freeze_baseline(_panel_trials(rates, 19, "2025-01-01"), allow_short=True).note
+    assert freeze_baseline(_panel_trials(rates, 20, "2025-01-01")).note == ""  # 20 days x 50 = 1,000: enough
 
 
 def test_window_intervals_are_wilson_on_rolling_sums():
@@ -189,3 +197,25 @@ def test_cost_drift_alarms():
     later["cost_usd"] *= 1.5
     report = detect_drift(daily_counts(later), baseline)
     assert report.cost_alarm_day is not None and report.cost_alarm_day <= "2025-02-05"
+
+
+@pytest.mark.parametrize("pmf", ["binomial", "panel"])
+def test_report_p0_is_the_rate_its_arl_is_computed_at(pmf):
+    """Issue 27: the report printed the raw share (0.58) beside an ARL computed at the posterior mean (0.57995)."""
+    rates = np.r_[np.full(5, 0.95), np.full(5, 0.3)]
+    baseline = freeze_baseline(_panel_trials(rates, 6, "2025-01-01", seed=4), pmf=pmf, allow_short=True)
+    report = detect_drift(daily_counts(_panel_trials(rates, 5, "2025-02-01", seed=5)), baseline)
+    s, m = baseline.successes, baseline.n_trials
+    if pmf == "binomial":
+        used = (s + 0.5) / (m + 1.0)
+        pmf0 = stats.binom.pmf(np.arange(11), 10, used)
+    else:
+        ks = np.array([baseline.task_rates[t] * baseline.task_trials[t] for t in baseline.task_trials])
+        ms = np.array(list(baseline.task_trials.values()), dtype=float)
+        mu, phi = beta_binomial_fit(ks, ms)
+        shrunk = (mu * phi + ks) / (phi + ms)
+        used = float(shrunk.mean())
+        pmf0 = poisson_binomial_pmf(shrunk)
+    assert report.p0_observed == pytest.approx(s / m) and abs(used - s / m) > 1e-4
+    assert report.p0 == pytest.approx(used, rel=1e-12)
+    assert report.arl0_days == pytest.approx(cusum_arl(report.threshold, pmf0, baseline.reference), rel=1e-9)

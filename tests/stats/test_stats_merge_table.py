@@ -112,11 +112,11 @@ def test_merge_table_reproduces_the_worked_example():
     dlo, dhi = stats.ttest_1samp(d, 0).confidence_interval(0.95)
     assert a["resolve_rate_reviewed"] == pytest.approx(4 / 6) and a["gap"] == pytest.approx(d.mean())
     assert a["gap_interval"] == "t" and (a["gap_ci_low"], a["gap_ci_high"]) == pytest.approx((dlo, dhi), rel=1e-12)
-    # B: binary on 5 tasks: grader-only 2 (t1, t4), reviewer-only 0 -> Jeffreys paired interval, by sampling
-    assert b["gap"] == pytest.approx(0.4) and b["gap_interval"] == "jeffreys-paired"
-    draws = np.random.default_rng(5).dirichlet([2.5, 0.5, 3.5], 400_000)
-    ref = np.quantile(draws[:, 0] - draws[:, 1], [0.025, 0.975])
-    assert (b["gap_ci_low"], b["gap_ci_high"]) == pytest.approx(tuple(ref), abs=3e-3)
+    # B: binary on 5 tasks: grader-only 2 (t1, t4), reviewer-only 0 -> Bonett-Price: (2 + 1)/7 - (0 + 1)/7
+    assert b["gap"] == pytest.approx(0.4) and b["gap_interval"] == "bonett-price"
+    p10, p01 = 3 / 7, 1 / 7
+    half = stats.norm.ppf(0.975) * math.sqrt((p10 + p01 - (p10 - p01) ** 2) / 7)
+    assert (b["gap_ci_low"], b["gap_ci_high"]) == pytest.approx((2 / 7 - half, min(2 / 7 + half, 1.0)), rel=1e-12)
     # resolved but not merged by most reviewers, with the reasons of their non-merge reviews
     assert (a["resolved_rejected"], a["rejected_reasons"]) == (1, {"code_quality": 1, "out_of_scope": 1, "tests": 1})
     assert (b["resolved_rejected"], b["rejected_reasons"]) == (2, {"core_functionality": 2})
