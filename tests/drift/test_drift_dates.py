@@ -42,7 +42,7 @@ def test_each_stream_gets_its_own_date_and_day_overrides_every_zone():
 
 
 def test_the_zone_is_a_checked_config_key_defaulting_to_utc():
-    stream = {"name": "s", "pack": "p", "harness": "h", "tasks": ["a"]}
+    stream = {"name": "s", "pack": "p", "harness": "h", "tasks": ["a"], "short_baseline": True}
     assert parse_config({"streams": [stream]}, "drift.yaml").streams[0].timezone == "UTC"
     assert parse_config({"streams": [{**stream, "timezone": "Asia/Tokyo"}]}, "drift.yaml").streams[0].timezone \
         == "Asia/Tokyo"
@@ -68,7 +68,7 @@ def test_drift_run_without_day_runs_each_stream_for_its_local_date(tmp_path):
     from evalharness.drift.tables import DriftTables
     from evalharness.store import Store, database_url
 
-    streams = [{"name": n, "pack": "no-pack-needed", "harness": "h", "tasks": ["a", "b"], "timezone": z}
+    streams = [{"name": n, "pack": "no-pack-needed", "harness": "h", "tasks": ["a", "b"], "short_baseline": True, "timezone": z}
                for n, z in (("tokyo", "Asia/Tokyo"), ("utc", "UTC"))]
     (tmp_path / "drift.yaml").write_text(yaml.safe_dump({"store": "runs/evalharness.db", "streams": streams}))
     config = load_config(tmp_path / "drift.yaml")
