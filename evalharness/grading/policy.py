@@ -109,7 +109,11 @@ def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[s
     named = _named_by_base_config(blobs, base) if language == "node" else None
     out = SurfaceDecision()
     for change in changes:
-        action, why, flag = _decide_one(change, test_files, test_dirs, blobs, named)
+        try:
+            action, why, flag = _decide_one(change, test_files, test_dirs, blobs, named)
+        except Exception as e:  # noqa: BLE001 - fail closed: a path the grader cannot decide is never the machine's
+            action, why, flag = ("restored", f"the grader could not read this file ({type(e).__name__}): "
+                                 "graded as the base commit has it", Flag.TOUCHED_CONFIG.value)
         out.actions.append(Action(change.display, change.status, action, why, change.path, flag))
         if flag:
             out.flags.add(flag)

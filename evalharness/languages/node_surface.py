@@ -136,7 +136,7 @@ def decide(parts: list[str], status: str, *, test_affecting_change: bool | None 
     ``named`` are the paths the base's runner configuration names (``named_by_config``)."""
     name, lower = parts[-1], parts[-1].lower()
     path = "/".join(parts)
-    if any(p in MANAGER_DIRS for p in parts[:-1]):
+    if any(p in MANAGER_DIRS for p in parts):  # the last part too: a symlink named node_modules
         return "restored", "installed packages or the package manager's own folder: modules are installed when " \
             "the image is built, never by a fix", _CONFIG
     if status != "D" and lower.endswith(COMPILED):

@@ -53,7 +53,7 @@ def test_other_test_commands_are_not_node(command):
 @pytest.mark.parametrize("path,flag", [
     ("node_modules/jest/bin/jest.js", "touched_config"),
     ("node_modules/@jest/expect/node_modules/expect/index.js", "touched_config"),
-    ("src/node_modules/lodash/index.js", "touched_config"), (".yarn/releases/yarn.cjs", "touched_config"),
+    ("src/node_modules/lodash/index.js", "touched_config"), ("packages/x/node_modules", "touched_config"), (".yarn/releases/yarn.cjs", "touched_config"),
     ("package-lock.json", "touched_config"), ("yarn.lock", "touched_config"), ("pnpm-lock.yaml", "touched_config"),
     ("npm-shrinkwrap.json", "touched_config"), (".npmrc", "touched_config"), (".yarnrc.yml", "touched_config"),
     (".pnp.cjs", "touched_config"),
@@ -197,3 +197,19 @@ def test_files_the_base_configuration_loads_are_restored():
     ("jest.config.js", b"module.exports = {setupFiles: ['../outside.js', '/abs/x.js', 'jest-plugin']}", set())])
 def test_named_by_config_reads_only_the_loading_keys(name, content, expected):
     assert named_by_config(name, content) == expected
+
+
+@pytest.mark.parametrize("content", [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000],
+                         ids=["deep-array", "deep-object"])
+def test_a_package_json_the_grader_cannot_parse_is_restored_never_the_machines(content):
+    """A package.json nested past the parser's recursion limit once escaped as RecursionError: the trial became
+    infra_error, out of the rate, and a resume re-ran the agent. Any path the grader cannot decide is restored."""
+    got = decide_pkg(pkg(), content, path="docs/example/package.json")
+    assert (got.action, got.flag) == ("restored", "touched_config"), got
+
+
+def test_a_python_packs_pyproject_the_grader_cannot_parse_is_restored():
+    """The same for a Python pack: tomllib's RecursionError on a 5,000-deep array is the agent's file, restored."""
+    got = decide_pkg(b"[project]\nname = 'x'\n", b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", language="python",
+                     path="pyproject.toml")
+    assert (got.action, got.flag) == ("restored", "touched_config"), got
