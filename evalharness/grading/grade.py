@@ -35,7 +35,8 @@ from evalharness.grading.suspicious import scan_patch
 from evalharness.grading.surface import (GIT_SAFE_CONFIG, INFO_ATTRIBUTES, RAW_DIFF_ARGS, parse_numstat_z, parse_raw_z,
                                          sandbox_git_env)
 from evalharness.grading.verdict import decide_guarded
-from evalharness.languages.node_surface import is_node_command
+from evalharness.languages import node_surface
+from evalharness.languages.node_surface import grading_language, is_node_command, is_python_command
 from evalharness.packs import PackSpec
 from evalharness.sandbox.base import GRADER_DIR, Sandbox, files_tar
 from evalharness.templating import fill
@@ -286,9 +287,12 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     test_patch_files = {p.decode("utf-8", "surrogateescape") for p, old in parse_numstat_z(rest[raw_size:])
                         for p in ((p,) if old is None else (p, old))}
     protected = set(task.test_files) | test_patch_files | set(spec.runner_files)
-    needed = blobs_needed(changes, language=language, base=base)
-    decision = decide_surface(changes, test_files=protected, blobs=_blobs(sandbox, env, needed) if needed else {},
-                              language=language, base=base)
+    language, blobs = _language_and_blobs(sandbox, env, changes, base, spec.test_command)
+    if language == "node" and not result.suspicious:
+        result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
+        if result.suspicious:
+            result.flags.add(Flag.SUSPICIOUS_CODE.value)
+    decision = decide_surface(changes, test_files=protected, blobs=blobs, language=language, base=base)
     result.patch_applied = bool(changes)
     result.surface = [a.to_dict() for a in decision.actions]
     result.flags |= decision.flags
@@ -406,10 +410,25 @@ def _index_line(change) -> bytes:
     return f"{change.old_mode} {change.old_id}\t".encode() + change.path + b"\0"
 
 
-def _blobs(sandbox: Sandbox, env: dict[str, str], ids: set[str]) -> dict[str, bytes]:
-    """Contents of objects by id (or ``<commit>:<path>``), read with ``git cat-file --batch`` (sizes framed,
-    binary-safe); a missing object is left out."""
-    order = sorted(ids)
+def _language_and_blobs(sandbox: Sandbox, env: dict[str, str], changes: list, base: str, command: str
+                        ) -> tuple[str, dict[str, bytes]]:
+    """The pack's language for the surface policy (``grading_language``: a root ``package.json`` counts), and the
+    objects the policy reads. The base's own files are read first: an agent's large blobs can cut the read short,
+    never hide the base's configuration."""
+    if is_python_command(command) and not is_node_command(command):  # Python's rules alone, as they always were
+        needed = blobs_needed(changes, language="python", base=base)
+        return "python", _blobs(sandbox, env, sorted(needed)) if needed else {}
+    own = [f"{base}:package.json", *(f"{base}:{n}" for n in node_surface.ROOT_CONFIGS)] if base else []
+    theirs = sorted(blobs_needed(changes, language="node", base="") - set(own))
+    blobs = _blobs(sandbox, env, [*own, *theirs]) if own or theirs else {}
+    return grading_language(command, f"{base}:package.json" in blobs), blobs
+
+
+def _blobs(sandbox: Sandbox, env: dict[str, str], ids) -> dict[str, bytes]:
+    """Contents of objects by id (or ``<commit>:<path>``), read in the given order with ``git cat-file --batch``
+    (sizes framed, binary-safe); a missing object, or one the output cap cut short, is left out (the policy then
+    restores the path: a file it cannot read is never kept)."""
+    order = list(ids)
     code, out, _ = sandbox.exec_bytes([*_env_argv(env), "git", *GIT_SAFE_CONFIG, "cat-file", "--batch"],
                                       stdin="".join(i + "\n" for i in order).encode(), timeout=120,
                                       max_bytes=16 * 1024 * 1024)
@@ -423,6 +442,8 @@ def _blobs(sandbox: Sandbox, env: dict[str, str], ids: set[str]) -> dict[str, by
         if end < 0 or len(header) < 3:
             break
         size = int(header[2])
+        if len(out) < end + 1 + size:
+            break  # cut short by the cap: never a partial file
         blobs[oid] = out[end + 1:end + 1 + size]
         pos = end + 1 + size + 1
     return blobs

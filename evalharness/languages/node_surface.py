@@ -91,41 +91,71 @@ _CODE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx", 
 
 def is_node_command(test_command: str) -> bool:
     """Whether any command of ``test_command`` (a shell line) runs a Node program: its program's file name, after
-    variable assignments and wrappers (``env``, ``timeout 60``), is one of ``NODE_PROGRAMS``; ``sh -c '...'`` is
-    looked into. A line the shell's rules cannot split is not one."""
+    variable assignments and wrappers (``env -u CI``, ``timeout -s KILL 60``), is one of ``NODE_PROGRAMS``;
+    ``sh -c '...'`` (also ``-ec``, ``-lc``) is looked into. A line the shell's rules cannot split is not one."""
+    return any(posixpath.basename(p) in NODE_PROGRAMS for p in programs(test_command))
+
+
+def is_python_command(test_command: str) -> bool:
+    """Whether any command of ``test_command`` runs Python's test machinery (``python``, ``pytest``, ``tox``, a
+    ``.py`` script such as Django's ``tests/runtests.py``)."""
+    return any(re.match(r"^(python[\d.]*|pytest|py\.test|tox|nox|coverage)$", posixpath.basename(p))
+               or p.endswith(".py") for p in programs(test_command))
+
+
+def grading_language(test_command: str, base_has_package_json: bool) -> str:
+    """Which surface rules grade a pack: "node" when its command runs a Node program, or when the base tree has a
+    root ``package.json`` and the command runs no Python (``make test``, ``bash ci.sh``: a command the detector does
+    not recognise never switches the Node rules off); "python" otherwise (Django's package.json changes nothing)."""
+    if is_node_command(test_command):
+        return "node"
+    return "node" if base_has_package_json and not is_python_command(test_command) else "python"
+
+
+def programs(test_command: str) -> list[str]:
+    """The program of each command of a shell line (looking into ``sh -c``); [] where the shell cannot split it."""
     try:
         lexer = shlex.shlex(test_command, posix=True, punctuation_chars=";&|(){}")
         lexer.whitespace_split = True
         tokens = list(lexer)
     except ValueError:
-        return False
+        return []
+    found: list[str] = []
     command: list[str] = []
     for token in [*tokens, ";"]:
         if token in _SEPARATORS or set(token) <= set(";&|(){}"):
-            if _runs_node(command):
-                return True
+            found += _program(command)
             command = []
         else:
             command.append(token)
-    return False
+    return found
 
 
-def _runs_node(words: list[str]) -> bool:
-    i = 0
+_OPTION_VALUES = {"env": {"-u", "--unset", "-C", "--chdir", "-S"},
+                  "timeout": {"-s", "--signal", "-k", "--kill-after"}, "nice": {"-n", "--adjustment"}}
+"""Wrapper options that take the next word as their value (that word is never the program)."""
+
+
+def _program(words: list[str]) -> list[str]:
+    i, wrapper = 0, ""
     while i < len(words):
         word = words[i]
         name = posixpath.basename(word)
+        if word in _OPTION_VALUES.get(wrapper, ()):
+            i += 2
+            continue
         if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word) or word.startswith("-") or re.match(r"^\d+[smhd]?$", word):
             i += 1
             continue
         if name in _WRAPPERS:
-            i += 1
+            wrapper, i = name, i + 1
             continue
-        if name in ("sh", "bash", "dash") and "-c" in words[i + 1:]:
-            at = words.index("-c", i + 1)
-            return at + 1 < len(words) and is_node_command(words[at + 1])
-        return name in NODE_PROGRAMS
-    return False
+        if name in ("sh", "bash", "dash", "zsh"):
+            at = next((j for j in range(i + 1, len(words)) if re.match(r"^-[a-z]*c[a-z]*$", words[j])), None)
+            if at is not None:
+                return programs(words[at + 1]) if at + 1 < len(words) else []
+        return [word]
+    return []
 
 
 def decide(parts: list[str], status: str, *, test_affecting_change: bool | None = None,

@@ -14,8 +14,8 @@ import pytest
 
 from evalharness.grading.policy import blobs_needed, decide_surface
 from evalharness.grading.surface import Change
-from evalharness.languages.node_surface import (ROOT_CONFIGS, is_node_command, named_by_config, package_json_changed,
-                                                package_json_test_part)
+from evalharness.languages.node_surface import (ROOT_CONFIGS, grading_language, is_node_command, named_by_config,
+                                                package_json_changed, package_json_test_part)
 
 BASE = "c" * 40
 Z = "0" * 40
@@ -213,3 +213,16 @@ def test_a_python_packs_pyproject_the_grader_cannot_parse_is_restored():
     got = decide_pkg(b"[project]\nname = 'x'\n", b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", language="python",
                      path="pyproject.toml")
     assert (got.action, got.flag) == ("restored", "touched_config"), got
+
+
+@pytest.mark.parametrize("command, has_package_json, expected", [
+    ("npx jest --ci", False, "node"), ("bash -lc 'npx jest'", False, "node"), ("sh -ec 'npm test'", False, "node"),
+    ("timeout -s KILL 600 npx jest", False, "node"), ("env -u CI jest", False, "node"),
+    ("make test", True, "node"), ("bash run_tests.sh", True, "node"), ("make test", False, "python"),
+    ("python -m pytest -x tests", True, "python"), ("./tests/runtests.py --parallel 1 queries", True, "python"),
+    ("tox -e py311", True, "python"), ("pytest", False, "python")])
+def test_the_grading_language_never_switches_node_rules_off_for_an_unrecognised_command(command, has_package_json,
+                                                                                       expected):
+    """A command the detector cannot read (make, a shell script) in a tree with a root package.json gets the Node
+    rules as well; a command that runs Python keeps Python's rules alone, package.json or not (Django has one)."""
+    assert grading_language(command, has_package_json) == expected
