@@ -38,6 +38,8 @@ from evalharness.grading import suspicious_js
 QUOTE_MAX = 200
 """Characters of an added line kept in a finding (trimmed first)."""
 MAX_FINDINGS = 100
+MAX_SCANNED_LINE = 2000
+"""An added line longer than this is a finding of its own (``unreadable``), never run through the rules."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,8 @@ def code_part(line: str, comment: str = "#") -> str:
 
 def scan_line(path: str, text: str, kind: str = "python") -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(categories, rule names) of the rules of ``kind`` that match the code of one added line of ``path``."""
+    if len(text) > MAX_SCANNED_LINE:  # the rules' `X.*Y` forms are quadratic in a line's length: never scanned,
+        return ("unreadable",), (f"a line over {MAX_SCANNED_LINE:,} characters",)  # always shown to a reviewer
     code = code_part(text, COMMENT.get(kind, "#"))
     if not code.strip():
         return (), ()

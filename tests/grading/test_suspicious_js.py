@@ -102,3 +102,12 @@ def test_js_comments_and_strings():
     ("src/testing.js", False), ("src/a.js", False)])
 def test_js_test_paths(path, expected):
     assert is_test_path(path) is expected
+
+
+def test_an_overlong_line_is_a_finding_of_its_own_and_never_stalls_the_grader():
+    """`process.argv ` repeated over a long line made the `X.*Y|Y.*X` rules quadratic (80 kB took 4.7 s; megabytes,
+    hours, on the host before any timeout). A line past the cap is reported `unreadable` without being scanned."""
+    line = "const x = 1; // " + "process.argv " * 8_000
+    patch = ("diff --git a/src/a.js b/src/a.js\n--- a/src/a.js\n+++ b/src/a.js\n@@ -0,0 +1 @@\n+" + line + "\n").encode()
+    found = scan_patch(patch, kinds=("python", "javascript"))
+    assert [(f.path, f.categories) for f in found] == [("src/a.js", ("unreadable",))]
