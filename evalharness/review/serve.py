@@ -89,6 +89,10 @@ class ReviewSession:
                 "progress": {"reviewed": len(own), "total": len(self.items)}}
 
 
+KINDS = ("python", "javascript")
+"""The file kinds the page scans, whatever the pack's language: the same for every item and arm."""
+
+
 def _public(item: Item, trajectories: bool) -> dict[str, Any]:
     """What the page may know of an item: nothing that names its configuration, run or arm.
 
@@ -97,7 +101,7 @@ def _public(item: Item, trajectories: bool) -> dict[str, Any]:
     of the same patch, for agent trials only)."""
     out = {"item_id": item.item_id, "task_id": item.task_id, "statement": item.statement,
            "files": split_diff(item.patch), "tests": item.tests,
-           "suspicious": [f.to_dict() for f in scan_patch(item.patch.encode("utf-8", "replace"))]}
+           "suspicious": [f.to_dict() for f in scan_patch(item.patch.encode("utf-8", "replace"), kinds=KINDS)]}
     if trajectories:
         out["trajectory"] = item.trajectory
     return out

@@ -60,3 +60,15 @@ def test_the_page_shows_the_lines_as_text_above_the_patch():
     show = PAGE.split("function suspiciousInto")[1].split("\n}\n")[0]
     assert 'f.path + ":" + f.line' in show and "f.text" in show and "innerHTML" not in show
     assert 'suspiciousInto($("suspicious"), item.suspicious || [])' in PAGE
+
+
+def test_the_page_scans_javascript_as_the_grader_does_for_a_node_pack():
+    """The page rescans each patch itself; it once read Python files only, so a Node patch's findings (stored in
+    result.json) never reached the reviewer."""
+    from evalharness.review.queue import Item
+    from evalharness.review.serve import _public
+
+    patch = ("diff --git a/src/calc.js b/src/calc.js\n--- a/src/calc.js\n+++ b/src/calc.js\n@@ -1 +1,2 @@\n"
+             " module.exports = {}\n+process.exit(0)\n")
+    found = _public(Item(item_id="i", arm="agent", pack="p", task_id="t", patch=patch), False)["suspicious"]
+    assert [(f["path"], f["line"]) for f in found] == [("src/calc.js", 2)]
