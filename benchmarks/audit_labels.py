@@ -47,6 +47,7 @@ import pandas as pd  # noqa: E402
 
 from benchmarks._report import write_section  # noqa: E402
 from evalharness.audit.context import AuditContext, GitBaseCode  # noqa: E402
+from evalharness.audit.pipeline import reads  # noqa: E402
 from evalharness.audit.probes import load_probes  # noqa: E402
 from evalharness.audit.probes.statement import LEAK, STRICT_LITERALS, UNDERSPECIFIED  # noqa: E402
 from evalharness.audit.results import BLOCKING, MIN_SEVERITY, task_flags  # noqa: E402
@@ -259,6 +260,8 @@ def pipeline_findings(tasks: dict, ids: list[str], found: dict) -> list[dict]:
         base = base_code_for(record)
         ctx = AuditContext(pack=None, base_code=lambda t, b=base: b, log=lambda line: None)
         for name, probe in load_probes().items():
+            if not reads(probe, "tasks"):  # Lite's records are SWE-style tasks: as `audit` runs them
+                continue
             done = found.get(name, {})
             finding = done.get("base", {}).get(task_id) if base is not None else None
             finding = finding or done.get("patches", {}).get(task_id) or probe.run(task, ctx)
