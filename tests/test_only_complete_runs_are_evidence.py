@@ -80,9 +80,9 @@ def test_the_report_keeps_the_discovery_runs_and_why_tests_were_left_out():
     retry = Run("unresolved", {}, seconds=3.0, output_tail="1 failed", retried_after="tests_timed_out: after 300 s")
     kept = discovery_json(lists, [retry], [Run("resolved", {}, seconds=2.0, output_tail="all passed")])
     assert kept["flaky"] == {"c": {"base": 0.5, "gold": 1.0}} and kept["broken_by_gold"] == ["d"]
-    assert kept["runs"]["base"] == [{"outcome": "unresolved", "reason": "", "seconds": 3.0,
-                                     "retried_after": "tests_timed_out: after 300 s"}]
-    assert kept["runs"]["gold"] == [{"outcome": "resolved", "reason": "", "seconds": 2.0}]
+    assert kept["runs"]["base"] == [{"outcome": "unresolved", "reason": "", "seconds": 3.0, "output_tail": "1 failed",
+                                     "retried_after": "tests_timed_out: after 300 s"}]  # a run that did not resolve says why
+    assert kept["runs"]["gold"] == [{"outcome": "resolved", "reason": "", "seconds": 2.0, "output_tail": "all passed"}]
     stopped = discovery_json(lists, [Run("tests_timed_out", {}, output_tail="....")], [])
     assert stopped["runs"]["base"][0]["output_tail"] == "...."  # why it stopped, where it stopped
 
