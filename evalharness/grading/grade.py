@@ -12,7 +12,8 @@
    root-opened standard input and whose results go to a root-opened descriptor, and two canary
    tests planted beside the task's tests. ``verdict.decide_guarded`` judges the records.
    A test command that is not a plain pytest invocation runs as the pack wrote it (unguarded) and is
-   judged by ``decide`` from its log and JUnit XML, cross-checked with the exit code.
+   judged by ``decide`` from its log and JUnit XML, cross-checked with the exit code; a Node pack's gets
+   canaries in its required tests' own files first (``canary_js``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from importlib import resources
 
 from evalharness.errors import FileTooLarge
 from evalharness.grading.attribution import written_lines
+from evalharness.grading import canary_js
 from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.mirror import MirrorPlan, plan_mirrors, recheck_alone, unmirrorable_args
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
@@ -333,7 +335,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
         raise SandboxError(f"the grader could not prepare the graded tree (exit {code}): {_err(sandbox, x)[-300:]}")
     if args is None:
         result.runner = "command"
-        return _run_unguarded(task, spec, sandbox, result)
+        configs = {k.split(":", 1)[1]: v.decode("utf-8", "replace") for k, v in blobs.items() if k.startswith(f"{base}:")}
+        return _run_unguarded(task, spec, sandbox, result, language=language, root_configs=configs, rng=rng)
     result = _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
                             mirrors)
     if result.recheck:
@@ -583,11 +586,14 @@ def test_modules(files: list[str]) -> list[str]:
     return labels
 
 
-def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
+def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, *, language: str,
+                   root_configs: dict[str, str], rng: random.Random | None) -> GradeResult:
     junit = f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"
     command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in task.test_files),
                                        "test_modules": " ".join(shlex.quote(m) for m in test_modules(task.test_files)),
                                        "junit_xml": junit})
+    if language == "node":
+        result.canaries = _plant_js_canaries(task, spec, sandbox, result, root_configs, rng)
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
@@ -596,10 +602,61 @@ def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     result.junit_xml = _read_optional(sandbox, junit)
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
-        patch_applied=result.patch_applied)
-    result.all_tests = every_status(spec.log_parser, exit_code=run.exit_code, log=run.output,
-                                    junit_xml=result.junit_xml)
+        patch_applied=result.patch_applied, canaries=result.canaries, evidence=result.evidence)
+    if result.outcome is Outcome.TAMPERED:
+        result.flags.add(Flag.TAMPERED.value)
+    every = every_status(spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml)
+    planted = {i.split("::", 1)[1] for i in result.canaries}
+    result.all_tests = {t: s for t, s in every.items() if not any(t.endswith(title) for title in planted)}
     return result
+
+
+_LIST_SCRIPT = r"""cd "$1" && find . \( -name node_modules -o -name .git \) -prune -o -type f \( -name '*.js' -o -name '*.cjs' \
+-o -name '*.mjs' -o -name '*.jsx' -o -name '*.ts' -o -name '*.cts' -o -name '*.mts' -o -name '*.tsx' \) -print | head -n 50000"""
+"""The work tree's JavaScript and TypeScript files (where a JUnit id's file is looked up)."""
+
+_APPEND_SCRIPT = r"""
+w=$(realpath -e -- "$1") || exit 3; shift
+while [ $# -ge 2 ]; do
+  p="$w/$1"
+  if [ -f "$p" ] && [ ! -L "$p" ] && [ "$(realpath -e -- "$p")" = "$p" ]; then printf '%s' "$2" >> "$p" || echo "$1"
+  else echo "$1"; fi
+  shift 2
+done
+"""
+"""Root appends each file's canaries to the graded tree's own copy (a regular file inside the work tree, never
+through a symlink) and prints the paths it could not append to."""
+
+
+def _plant_js_canaries(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult,
+                       root_configs: dict[str, str], rng: random.Random | None) -> list[str]:
+    """Canaries in each file holding a FAIL_TO_PASS test (``grading/canary_js.py``); their ids, passing and
+    failing in turn (stored in result.json, so ``evalharness grade`` checks them again)."""
+    code, out, _ = sandbox.exec_bytes(["sh", "-c", _LIST_SCRIPT, "sh", sandbox.workdir], timeout=60,
+                                      max_bytes=8 * 1024 * 1024)
+    listing = [line.removeprefix("./") for line in out.decode("utf-8", "replace").splitlines()] if code == 0 else []
+    files = canary_js.files_of(task.FAIL_TO_PASS, listing)
+    texts = {}
+    for path in files:
+        try:
+            texts[path] = sandbox.read_file(f"{sandbox.workdir}/{path}", max_bytes=4 * 1024 * 1024).decode("utf-8")
+        except (FileNotFoundError, FileTooLarge, UnicodeDecodeError):
+            texts[path] = None
+    plan = canary_js.plan(files, spec.test_command, texts, root_configs, rng)
+    result.evidence += [f"no canaries in {path}: {why}" for path, why in plan.why_none.items()]
+    if not plan.files:
+        return []
+    argv = ["sh", "-c", _APPEND_SCRIPT, "sh", sandbox.workdir]
+    for planted in plan.files:
+        argv += [planted.path, planted.source]
+    code, out, _ = sandbox.exec_bytes(argv, timeout=60)
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader could not plant canaries (exit {code}): {out[-300:]!r}")
+    skipped = set(out.decode("utf-8", "replace").splitlines())
+    result.evidence += [f"no canaries in {path}: not a regular file of the work tree" for path in sorted(skipped)]
+    return [i for planted in plan.files if planted.path not in skipped for i in planted.ids]
 
 
 def every_status(log_parser: str, *, exit_code: int, log: str, junit_xml: str | None) -> dict[str, str]:
@@ -614,10 +671,13 @@ def every_status(log_parser: str, *, exit_code: int, log: str, junit_xml: str | 
 
 
 def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_xml: str | None,
-           patch_applied: bool) -> tuple[Outcome, str, dict[str, str]]:
+           patch_applied: bool, canaries: list[str] = (), evidence: list[str] | None = None
+           ) -> tuple[Outcome, str, dict[str, str]]:
     """Pure: from one finished test run to (outcome, reason, status of each required test).
 
-    ``evalharness grade`` calls it again on a stored run folder, without Docker.
+    ``canaries``: the ids of the canaries planted in the run (``grading/canary_js.py``; passing and failing in
+    turn); what is wrong with them goes to ``evidence`` too. ``evalharness grade`` calls it again on a stored run
+    folder, without Docker.
     """
     if log_parser == "junit" and junit_xml is None:
         return (Outcome.TEST_RUN_ERROR,
@@ -631,6 +691,12 @@ def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_x
     tests = {t: s.value if s else "missing" for t, s in matched.items()}
     if not statuses:
         return Outcome.TEST_RUN_ERROR, f"the test command reported no tests (exit {exit_code})", tests
+    problems = canary_js.check(canary_js.pairs(list(canaries)), statuses, matched)
+    if problems:
+        if evidence is not None:
+            evidence.extend(problems)
+        return Outcome.TAMPERED, "tampering: " + problems[0] + (f" (+{len(problems) - 1} more)"
+                                                               if len(problems) > 1 else ""), tests
     ok, why = consistent_with_exit_code(statuses, exit_code)
     if not ok:
         return Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}", tests
