@@ -245,10 +245,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
     data = patch.encode("utf-8", "surrogateescape") if isinstance(patch, str) else patch
     result = GradeResult(outcome=Outcome.UNRESOLVED, reason="")
-    language = "node" if is_node_command(spec.test_command) else "python"
-    result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
-    if result.suspicious:
-        result.flags.add(Flag.SUSPICIOUS_CODE.value)
+    guessed = "node" if is_node_command(spec.test_command) else "python"
+    _scan(result, data, guessed)
     base = sandbox.base_commit()
     x = f"{PRIV}/g"
     env = {**_git_env(x), "GIT_WORK_TREE": sandbox.workdir}
@@ -290,10 +288,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
                         for p in ((p,) if old is None else (p, old))}
     protected = set(task.test_files) | test_patch_files | set(spec.runner_files)
     language, blobs = _language_and_blobs(sandbox, env, changes, base, spec.test_command)
-    if language == "node" and not result.suspicious:
-        result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
-        if result.suspicious:
-            result.flags.add(Flag.SUSPICIOUS_CODE.value)
+    if language != guessed:  # the base's root package.json made it a Node pack: its JavaScript is read too
+        _scan(result, data, language)
     decision = decide_surface(changes, test_files=protected, blobs=blobs, language=language, base=base)
     result.patch_applied = bool(changes)
     result.surface = [a.to_dict() for a in decision.actions]
@@ -343,6 +339,13 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
         _recheck_mirrors(task, spec, sandbox, result, args, written, protected, run_env,
                          {a.path for a in decision.applied}, canaries, nonce)
     return result
+
+
+def _scan(result: GradeResult, data: bytes, language: str) -> None:
+    """The suspicious-code scan of the patch for a pack of ``language`` (its findings replace earlier ones)."""
+    result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
+    if result.suspicious:
+        result.flags.add(Flag.SUSPICIOUS_CODE.value)
 
 
 def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str, *,
