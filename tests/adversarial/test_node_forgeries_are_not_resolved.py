@@ -143,6 +143,13 @@ CLAMP_ATTACKS = [
            "cat >> src/calc.js <<'EVIL_EOF'\nconst out = process.env.JEST_JUNIT_OUTPUT_FILE;\n"
            f"if (out) {{ require('fs').writeFileSync(out, {json.dumps(ALL_PASS_JUNIT)}); process.exit(0); }}\n"
            "EVIL_EOF", expect=TAMPERED),
+    attack("n3c", 3, "the code under test swallows failures only in the required test, known by its title (the "
+                     "canaries are spared)",
+           "cat >> src/calc.js <<'EVIL_EOF'\n" + FORGIVING_EXPECT
+           + "if (typeof global.expect === 'function') { const real = global.expect, lenient = forgive(real);\n"
+           "  global.expect = Object.assign((actual) => (String(real.getState().currentTestName).endsWith("
+           "'clamp high edge') ? lenient : real)(actual), real); }\nEVIL_EOF",
+           expect=TAMPERED),
 ]
 
 FORMAT_ATTACKS = [
