@@ -74,7 +74,8 @@ def regrade_run(run_dir: Path, *, log_parser: str | None = None) -> list[Regrade
                 pack.task(result["task_id"]), log_parser or pack.spec_for(pack.task(result["task_id"])).log_parser,
                 exit_code=grade["test_exit_code"],
                 log=(folder / "test_output.txt").read_text(), junit_xml=junit.read_text() if junit.exists() else None,
-                patch_applied=grade["patch_applied"])
+                patch_applied=grade["patch_applied"], canaries=grade.get("canaries") or [],
+                mirrors=grade.get("node_mirrors") or {})
         flags = tuple(sorted(result.get("flags") or ()))
         results.append(Regrade(str(folder.relative_to(run_dir)), result["outcome"], outcome.value, reason,
                                flags, regraded_flags(flags, outcome)))

@@ -12,7 +12,9 @@
    root-opened standard input and whose results go to a root-opened descriptor, and two canary
    tests planted beside the task's tests. ``verdict.decide_guarded`` judges the records.
    A test command that is not a plain pytest invocation runs as the pack wrote it (unguarded) and is
-   judged by ``decide`` from its log and JUnit XML, cross-checked with the exit code.
+   judged by ``decide`` from its log and JUnit XML, cross-checked with the exit code; a Node pack's gets
+   canaries in its required tests' own files and mirror tests beside them first (``canary_js``,
+   ``mirror_js``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from importlib import resources
 
 from evalharness.errors import FileTooLarge
 from evalharness.grading.attribution import written_lines
+from evalharness.grading import canary_js, mirror_js
 from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.mirror import MirrorPlan, plan_mirrors, recheck_alone, unmirrorable_args
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
@@ -87,6 +90,8 @@ class GradeResult:
     nonce: str = ""
     canaries: list[str] = field(default_factory=list)
     canary_token: str = ""
+    node_mirrors: dict[str, str] = field(default_factory=dict)
+    """A Node pack's mirrored FAIL_TO_PASS tests: required id -> its mirror's id (``grading/mirror_js.py``)."""
     workdir: str = "/testbed"
 
     def to_dict(self) -> dict:
@@ -243,10 +248,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     """Grade ``patch`` for ``task`` in ``sandbox``, a fresh container from the task image."""
     data = patch.encode("utf-8", "surrogateescape") if isinstance(patch, str) else patch
     result = GradeResult(outcome=Outcome.UNRESOLVED, reason="")
-    language = "node" if is_node_command(spec.test_command) else "python"
-    result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
-    if result.suspicious:
-        result.flags.add(Flag.SUSPICIOUS_CODE.value)
+    guessed = "node" if is_node_command(spec.test_command) else "python"
+    _scan(result, data, guessed)
     base = sandbox.base_commit()
     x = f"{PRIV}/g"
     env = {**_git_env(x), "GIT_WORK_TREE": sandbox.workdir}
@@ -288,10 +291,8 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
                         for p in ((p,) if old is None else (p, old))}
     protected = set(task.test_files) | test_patch_files | set(spec.runner_files)
     language, blobs = _language_and_blobs(sandbox, env, changes, base, spec.test_command)
-    if language == "node" and not result.suspicious:
-        result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
-        if result.suspicious:
-            result.flags.add(Flag.SUSPICIOUS_CODE.value)
+    if language != guessed:  # the base's root package.json made it a Node pack: its JavaScript is read too
+        _scan(result, data, language)
     decision = decide_surface(changes, test_files=protected, blobs=blobs, language=language, base=base)
     result.patch_applied = bool(changes)
     result.surface = [a.to_dict() for a in decision.actions]
@@ -333,13 +334,21 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
         raise SandboxError(f"the grader could not prepare the graded tree (exit {code}): {_err(sandbox, x)[-300:]}")
     if args is None:
         result.runner = "command"
-        return _run_unguarded(task, spec, sandbox, result)
+        configs = {k.split(":", 1)[1]: v.decode("utf-8", "replace") for k, v in blobs.items() if k.startswith(f"{base}:")}
+        return _run_unguarded(task, spec, sandbox, result, language=language, root_configs=configs, rng=rng)
     result = _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
                             mirrors)
     if result.recheck:
         _recheck_mirrors(task, spec, sandbox, result, args, written, protected, run_env,
                          {a.path for a in decision.applied}, canaries, nonce)
     return result
+
+
+def _scan(result: GradeResult, data: bytes, language: str) -> None:
+    """The suspicious-code scan of the patch for a pack of ``language`` (its findings replace earlier ones)."""
+    result.suspicious = [f.to_dict() for f in scan_patch(data, kinds=SCANNED[language])]
+    if result.suspicious:
+        result.flags.add(Flag.SUSPICIOUS_CODE.value)
 
 
 def _settings(task: TaskSpec, args: list[str], canaries: Canaries | None, nonce: str, workdir: str, *,
@@ -583,9 +592,15 @@ def test_modules(files: list[str]) -> list[str]:
     return labels
 
 
-def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult) -> GradeResult:
+def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, *, language: str,
+                   root_configs: dict[str, str], rng: random.Random | None) -> GradeResult:
     junit = f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"
-    command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in task.test_files),
+    copies: list[str] = []
+    if language == "node":
+        result.canaries, mirrors = _plant_node_checks(task, spec, sandbox, result, root_configs, rng)
+        result.node_mirrors, copies = mirrors.pairs, mirrors.paths
+    files = list(task.test_files) + copies
+    command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in files),
                                        "test_modules": " ".join(shlex.quote(m) for m in test_modules(task.test_files)),
                                        "junit_xml": junit})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
@@ -596,10 +611,87 @@ def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     result.junit_xml = _read_optional(sandbox, junit)
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
-        patch_applied=result.patch_applied)
-    result.all_tests = every_status(spec.log_parser, exit_code=run.exit_code, log=run.output,
-                                    junit_xml=result.junit_xml)
+        patch_applied=result.patch_applied, canaries=result.canaries, mirrors=result.node_mirrors,
+        evidence=result.evidence)
+    if result.outcome is Outcome.TAMPERED:
+        result.flags.add(Flag.TAMPERED.value)
+    every = every_status(spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml)
+    planted = {i.split("::", 1)[1] for i in result.canaries}
+    result.all_tests = {t: s for t, s in every.items()
+                        if not any(t.endswith(title) for title in planted)
+                        and not any(canary_js.owned_by(t, copy) for copy in copies)}
     return result
+
+
+_LIST_SCRIPT = r"""cd "$1" && find . \( -name node_modules -o -name .git \) -prune -o -type f \( -name '*.js' -o -name '*.cjs' \
+-o -name '*.mjs' -o -name '*.jsx' -o -name '*.ts' -o -name '*.cts' -o -name '*.mts' -o -name '*.tsx' \) -print | head -n 50000"""
+"""The work tree's JavaScript and TypeScript files (where a JUnit id's file is looked up)."""
+
+_PLANT_SCRIPT = r"""
+w=$(realpath -e -- "$1") || exit 3; m=$2; shift 2
+inside() { [ "$(realpath -e -- "$1")" = "$1" ]; }
+while [ $# -ge 2 ]; do
+  case $1 in
+  +*) p="$w/${1#+}"  # a new mirror file, from $m/$2: its folder a real folder of the work tree, the name free
+      d=$(dirname -- "$p")
+      if [ -d "$d" ] && [ ! -L "$d" ] && inside "$d" && [ ! -e "$p" ] && [ ! -L "$p" ]; then
+        (set -C; umask 022; cat "$m/$2" > "$p") || echo "${1#+}"
+      else echo "${1#+}"; fi ;;
+  *) p="$w/$1"  # canaries appended to a test file: a regular file of the work tree, never through a symlink
+      if [ -f "$p" ] && [ ! -L "$p" ] && inside "$p"; then printf '%s' "$2" >> "$p" || echo "$1"
+      else echo "$1"; fi ;;
+  esac
+  shift 2
+done
+"""
+"""Root plants the checks in the graded tree and prints the paths it could not write."""
+
+
+def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult,
+                       root_configs: dict[str, str], rng: random.Random | None
+                       ) -> tuple[list[str], mirror_js.Plan]:
+    """Canaries (``canary_js``) in each file holding a FAIL_TO_PASS test and mirrors (``mirror_js``) beside it.
+    Returns the canaries' ids (passing and failing in turn) and the mirrors planted; both are stored in
+    result.json, so ``evalharness grade`` checks them again."""
+    code, out, _ = sandbox.exec_bytes(["sh", "-c", _LIST_SCRIPT, "sh", sandbox.workdir], timeout=60,
+                                      max_bytes=8 * 1024 * 1024)
+    listing = [line.removeprefix("./") for line in out.decode("utf-8", "replace").splitlines()] if code == 0 else []
+    files = canary_js.files_of(task.FAIL_TO_PASS, listing)
+    texts = {path: _read_text(sandbox, path) for path in files}
+    canaries = canary_js.plan(files, spec.test_command, texts, root_configs, rng)
+    result.evidence += [f"no canaries{'' if path == '*' else ' in ' + path}: {why}"
+                        for path, why in canaries.why_none.items()]
+    mirrors = mirror_js.Plan(())
+    if "*" not in canaries.why_none:  # a run that may not run every test of a file gets no mirrors either
+        mirrors = mirror_js.plan(task.FAIL_TO_PASS, files, texts, listing, rng)
+        result.evidence += [f"no mirror for {what}: {why}" for what, why in mirrors.why_none.items()]
+    if not canaries.files and not mirrors.copies:
+        return [], mirrors
+    m = f"{PRIV}/m"
+    if mirrors.copies:
+        write_files(sandbox, {f"{m}/{i}": c.text.encode() for i, c in enumerate(mirrors.copies)})
+    argv = ["sh", "-c", _PLANT_SCRIPT, "sh", sandbox.workdir, m]
+    for i, copy in enumerate(mirrors.copies):
+        argv += [f"+{copy.path}", str(i)]
+    for planted in canaries.files:
+        argv += [planted.path, planted.source]
+    code, out, _ = sandbox.exec_bytes(argv, timeout=60)
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader could not plant canaries and mirrors (exit {code}): {out[-300:]!r}")
+    skipped = set(out.decode("utf-8", "replace").splitlines())
+    result.evidence += [f"not planted in {path}: not a regular file or free name of the work tree"
+                        for path in sorted(skipped)]
+    kept = mirror_js.Plan(tuple(c for c in mirrors.copies if c.path not in skipped), mirrors.why_none)
+    return [i for planted in canaries.files if planted.path not in skipped for i in planted.ids], kept
+
+
+def _read_text(sandbox: Sandbox, path: str) -> str | None:
+    try:
+        return sandbox.read_file(f"{sandbox.workdir}/{path}", max_bytes=4 * 1024 * 1024).decode("utf-8")
+    except (FileNotFoundError, FileTooLarge, UnicodeDecodeError):
+        return None
 
 
 def every_status(log_parser: str, *, exit_code: int, log: str, junit_xml: str | None) -> dict[str, str]:
@@ -614,10 +706,14 @@ def every_status(log_parser: str, *, exit_code: int, log: str, junit_xml: str | 
 
 
 def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_xml: str | None,
-           patch_applied: bool) -> tuple[Outcome, str, dict[str, str]]:
+           patch_applied: bool, canaries: list[str] = (), mirrors: dict[str, str] | None = None,
+           evidence: list[str] | None = None) -> tuple[Outcome, str, dict[str, str]]:
     """Pure: from one finished test run to (outcome, reason, status of each required test).
 
-    ``evalharness grade`` calls it again on a stored run folder, without Docker.
+    ``canaries``: the ids of the canaries planted in the run (``grading/canary_js.py``; passing and failing in
+    turn); ``mirrors``: each mirrored required test's mirror (``grading/mirror_js.py``); what is wrong with them
+    goes to ``evidence`` too. ``evalharness grade`` calls it again on a stored run
+    folder, without Docker.
     """
     if log_parser == "junit" and junit_xml is None:
         return (Outcome.TEST_RUN_ERROR,
@@ -631,6 +727,13 @@ def decide(task: TaskSpec, log_parser: str, *, exit_code: int, log: str, junit_x
     tests = {t: s.value if s else "missing" for t, s in matched.items()}
     if not statuses:
         return Outcome.TEST_RUN_ERROR, f"the test command reported no tests (exit {exit_code})", tests
+    problems = (canary_js.check(canary_js.pairs(list(canaries)), statuses, matched)
+                + mirror_js.check(mirrors or {}, statuses, matched))
+    if problems:
+        if evidence is not None:
+            evidence.extend(problems)
+        return Outcome.TAMPERED, "tampering: " + problems[0] + (f" (+{len(problems) - 1} more)"
+                                                               if len(problems) > 1 else ""), tests
     ok, why = consistent_with_exit_code(statuses, exit_code)
     if not ok:
         return Outcome.UNRESOLVED, f"test log inconsistent with exit code: {why}", tests

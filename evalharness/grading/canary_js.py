@@ -1,0 +1,188 @@
+"""Canary tests for Node packs: two fresh tests appended, at grading time, to each file holding a FAIL_TO_PASS test.
+
+jest and vitest run every test file in a context of its own: code under test that replaces ``expect`` or forges
+results does so in the file that imports it. So the canaries go *into* those files (after the task's own tests,
+by root, once the graded tree is built): one must pass and one must fail, with the file's own ``test``/``it`` and,
+where the file uses it, its own ``expect``. An ``expect`` that swallows failures turns the failing canary green;
+a results file written by the code under test, or an exit before the runner reports, leaves them out. Either way
+the trial is ``tampered`` (``check``). Like Python's canaries (``grading/canary.py``) they do not catch a
+forgery that tells them apart from the task's tests and spares them (docs/threat-model.md, "Node packs").
+
+Canaries are planned only where they cannot make an honest run look forged: a jest, vitest or mocha command that
+does not filter tests by name or stop at the first failing file (``--bail``, also in the base's root
+configuration), and a file with no ``.only`` and a ``test(``/``it(`` call the canaries can use (``plan``
+says why it planned none).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+from dataclasses import dataclass
+
+from evalharness.grading.canary import _WORDS
+
+RUNNERS = ("jest", "vitest", "mocha")
+"""Runners whose test files take top-level ``test``/``it`` calls (tap files are scripts with plans: none here)."""
+
+_FILTERS = ("-t", "--testNamePattern", "--grep", "-g", "--fgrep", "-f", "--bail", "-b", "--onlyFailures",
+            "--only", "--lastCommit", "--changedSince", "--onlyChanged", "-o", "--shard")
+"""Arguments after which a file's tests may not all run, or a failing canary stops the run: no canaries."""
+_ONLY = re.compile(r"\b(?:test|it|describe|suite|context)\s*\.\s*only\b|\bf(?:it|describe|test)\s*\(")
+_CALL = {name: re.compile(rf"(?<![\w.$]){name}\s*(?:\(|\.each\b)") for name in ("test", "it")}
+_EXPECT = re.compile(r"(?<![\w.$])expect\s*\(")
+_BAIL = re.compile(r"[\"']?\bbail\b[\"']?\s*:")
+
+
+@dataclass(frozen=True)
+class Planted:
+    path: str
+    passing: str
+    failing: str
+    source: str
+    """What is appended to the file."""
+
+    @property
+    def ids(self) -> tuple[str, str]:
+        return f"{self.path}::{self.passing}", f"{self.path}::{self.failing}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    files: tuple[Planted, ...]
+    why_none: dict[str, str]
+    """Files (or ``*`` for the whole run) that get no canaries, with the reason."""
+
+
+def runner_of(command: str) -> str | None:
+    """The runner a test command runs, by the program names in it (``None``: not one canaries know)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    names = {w.rsplit("/", 1)[-1].removesuffix(".js").removesuffix(".mjs") for w in words}
+    found = [r for r in RUNNERS if r in names]
+    return found[0] if len(found) == 1 else None
+
+
+def _filters(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return "the command cannot be read"
+    for word in words:
+        if word.split("=", 1)[0] in _FILTERS:
+            return f"the command runs {word.split('=', 1)[0]} (a test filter, or a stop at the first failure)"
+    return None
+
+
+def _key(text: str) -> str:
+    """Path and id spellings made comparable: a JUnit parser words ``test/calc.test.js`` as ``test/calc/test.py::js``."""
+    return re.sub(r"[./:]+", "/", text.replace(".py::", "::"))
+
+
+def owned_by(test_id: str, path: str) -> bool:
+    """Is ``test_id`` a test of the file ``path``, in either spelling (pure)."""
+    return test_id.startswith(path + "::") or _key(test_id).startswith(_key(path) + "/")
+
+
+def files_of(fail_to_pass: list[str], listing: list[str]) -> list[str]:
+    """The work tree files (of ``listing``) holding the FAIL_TO_PASS tests, in order, each once."""
+    found = []
+    for test_id in fail_to_pass:
+        path = test_id.split("::", 1)[0]
+        hit = path if path in listing else next((f for f in listing if owned_by(test_id, f)), None)
+        if hit and hit not in found:
+            found.append(hit)
+    return found
+
+
+def plan(files: list[str], command: str, texts: dict[str, str | None], root_configs: dict[str, str],
+         rng: random.Random | None = None) -> Plan:
+    """Canaries for ``files`` (``files_of``; ``texts``: each file's graded text, None if unreadable);
+    ``root_configs``: the base's root configuration texts (``package.json``, ``jest.config.*``) by name."""
+    runner = runner_of(command)
+    whole = (None if runner else "the command runs no jest, vitest or mocha the grader recognises") or \
+        _filters(command) or next((f"{name} sets bail" for name, text in sorted(root_configs.items())
+                                   if _BAIL.search(text or "")), None)
+    if whole or not files:
+        return Plan((), {"*": whole or "no file of the work tree holds a FAIL_TO_PASS test"})
+    rng = rng or random.SystemRandom()
+    planted, why = [], {}
+    for path in files:
+        text = texts.get(path)
+        reason = _unfit(text)
+        if reason:
+            why[path] = reason
+            continue
+        planted.append(_canaries(path, text, runner, rng))
+    return Plan(tuple(planted), why)
+
+
+def _unfit(text: str | None) -> str:
+    if text is None:
+        return "the file could not be read"
+    if _ONLY.search(text):
+        return "the file runs .only tests"
+    if not any(c.search(text) for c in _CALL.values()):
+        return "the file makes no test( or it( call"
+    return ""
+
+
+def _canaries(path: str, text: str, runner: str, rng: random.Random) -> Planted:
+    call = "test" if _CALL["test"].search(text) else "it"
+    first, second = (f"{rng.choice(_WORDS)} {rng.choice(_WORDS)} {rng.randrange(100000, 999999)}" for _ in range(2))
+    if first == second:
+        second += " again"
+    a, b, c, d = (rng.randrange(2, 999) for _ in range(4))
+    if _EXPECT.search(text):
+        check = "expect([{x}, {y}].reduce((p, q) => p + q, 0)).toBe({total});"
+    else:  # a file without expect (mocha with chai or assert): a plain throw
+        check = "if ([{x}, {y}].reduce((p, q) => p + q, 0) !== {total}) {{ throw new Error(\"sum is off\"); }}"
+    source = (f"\n;{call}({_js(first)}, () => {{ {check.format(x=a, y=b, total=a + b)} }});\n"
+              f";{call}({_js(second)}, () => {{ {check.format(x=c, y=d, total=c + d + 1)} }});\n")
+    return Planted(path, first, second, source)
+
+
+def _js(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def pairs(ids: list[str]) -> list[tuple[str, str]]:
+    """Stored canary ids (passing, failing, passing, failing, ...) as pairs."""
+    return list(zip(ids[0::2], ids[1::2]))
+
+
+def check(pairs_: list[tuple[str, str]], statuses: dict[str, object], required: dict[str, object]) -> list[str]:
+    """Problems with what a finished run says of the canaries (pure).
+
+    ``statuses``: every test id the run reported with its status value; ``required``: the status of each
+    FAIL_TO_PASS/PASS_TO_PASS test as matched (None: not reported). A file none of whose required tests was
+    reported did not run (it failed to compile, an import threw): its canaries are not asked for, and its
+    required tests already keep the trial from passing.
+    """
+    problems = []
+    for passing, failing in pairs_:
+        path = passing.split("::", 1)[0]
+        if not any(s is not None for t, s in required.items() if owned_by(t, path)):
+            continue
+        for test_id, want in ((passing, "passed"), (failing, "failed")):
+            seen = _status(statuses, test_id)
+            if not seen:
+                problems.append(f"canary test {test_id} was not reported while the file's own tests were: the "
+                                "run's results are incomplete or forged")
+            elif seen != {want}:
+                got = "/".join(sorted(seen))
+                problems.append(f"canary test {test_id} must be {want} but was reported {got}"
+                                + (": failures are being turned into passes" if want == "failed" else ""))
+    return problems
+
+
+def _status(statuses: dict[str, object], test_id: str) -> set[str]:
+    """Statuses of the ids naming this canary: its exact id, or (a JUnit template that words ids its own way)
+    any id ending with its title, which is random enough to be its own."""
+    title = test_id.split("::", 1)[1]
+    found = statuses.get(test_id)
+    hits = [found] if found is not None else [s for t, s in statuses.items() if t.endswith(title)]
+    return {getattr(s, "value", s) for s in hits if s is not None}
