@@ -49,17 +49,18 @@ WINDOWS = {
 }
 WINDOWS.update({
     "node-semver": {
-        "repo": "npm__node-semver.git", "since": "2023-06-01", "until": None, "language": "node", "workers": 1,
+        "repo": "npm__node-semver.git", "since": "2023-06-01", "until": None, "max": 13, "language": "node",
+        "workers": 1,
         "why": "tap 16 at every base (it arrived in March 2022) and a wider window than the first Node measurement "
-               "(`--since 2024-01-01 --max 8`, docs/languages.md), sized to what passes the quality gate and reaches "
-               "Docker fitting a 40-minute budget at about 3 minutes a candidate. Mined at the same time as "
-               "ts-pattern"},
+               "(`--since 2024-01-01 --max 8`, docs/languages.md), cut (`--max`) where a 40-minute budget ran out: at 4-5 minutes a "
+               "candidate in Docker, mined at the same time as ts-pattern, the older candidates did not fit"},
     "ts-pattern": {
-        "repo": "gvergnaud__ts-pattern.git", "since": "2024-01-01", "until": None, "language": "node", "workers": 1,
+        "repo": "gvergnaud__ts-pattern.git", "since": "2024-01-01", "until": None, "max": 9, "language": "node",
+        "workers": 1,
         "why": "jest + ts-jest with a package-lock at every base; from 2024 the history is mostly merged fix "
-               "branches touching `src/` and `tests/`, sized to what passes the quality gate and reaches Docker "
-               "fitting a 40-minute budget at about 3 minutes a candidate; earlier windows add the v4/v5 rewrites "
-               "the gate rejects as too large. Mined at the same time as node-semver"},
+               "branches touching `src/` and `tests/`, cut (`--max`) where a 40-minute budget ran out (at 4-11 minutes a candidate "
+               "in Docker, mined at the same time as node-semver); earlier windows add the v4/v5 rewrites the gate "
+               "rejects as too large"},
 })
 DISCOVER_RERUNS, RERUNS = 1, 3
 DOCKER_REJECTIONS = 8  # reasons listed per repository, the rest counted
@@ -81,7 +82,7 @@ def mine(name: str, cfg: dict, pack: Path, workers: int, root: Path = MINING) ->
     cmd = [sys.executable, "-m", "evalharness.cli", "packs", "mine", "--repo", str(repository(root, cfg)),
            "--out", str(pack), "--since", cfg["since"], "--discover-reruns", str(DISCOVER_RERUNS),
            "--reruns", str(RERUNS), "-j", str(cfg.get("workers", workers))] + (
-               ["--until", cfg["until"]] if cfg["until"] else [])
+               ["--until", cfg["until"]] if cfg["until"] else []) + (["--max", str(cfg["max"])] if cfg.get("max") else [])
     subprocess.run(cmd, check=False)  # 0/1/3: the report says which candidates ended how
 
 
@@ -124,7 +125,8 @@ def section(rows: list[tuple[str, dict, dict, dict | None]], language: str = "py
     for name, cfg, report, runs in rows:
         t = report["totals"]
         seconds = [c["seconds"] for c in report["candidates"] if c.get("examined")]
-        window = f"{cfg['since']} to {cfg['until'] or 'the snapshot'}"
+        window = f"{cfg['since']} to {cfg['until'] or 'the snapshot'}" + (
+            f", newest {cfg['max']} candidates" if cfg.get("max") else "")
         rate = (lambda k: f"{runs['rates'][k]:.0%} of {runs['n_tasks'][k]}" if runs and k in runs["rates"] else "not run")
         lines.append(f"| {name} | {window} | {t['commits']} | {t['candidates']} | {t['validated']} | "
                      f"{t['yield']:.0%} | {statistics.mean(seconds):.0f} / {statistics.median(seconds):.0f} | "

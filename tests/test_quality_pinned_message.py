@@ -1,8 +1,7 @@
 """The `pinned_message` check: tests that demand, word for word, a message only the gold patch writes.
 
 Pins: node-semver's mined task "Warn when defaulting to --inc=patch in CLI" was kept although its tap snapshot
-demands one exact warning sentence the statement never gives (BENCHMARKS.md, "Mined tasks read by hand: Node"),
-as more-itertools' zip_unequal message task was before it.
+demands one exact warning sentence the statement never gives (BENCHMARKS.md, "Mined tasks read by hand: Node").
 """
 
 from __future__ import annotations
