@@ -55,6 +55,12 @@ def test_placeholders_split_a_message_and_short_runs_are_not_messages():
     assert check_pinned("x", gold, tests, Thresholds(pinned_min_words=7)).passed
 
 
+def test_identifiers_and_doctest_outputs_are_no_messages():
+    gold = diff("lib/words.py", ['__all__ = ["random_combination_with_replacement"]', "    >>> join(['a', 'b', 'c'])",
+                                 "    'a, b and then c'", "    raise ValueError('too few words to join here')"])
+    assert messages(gold) == ["too few words to join here"]
+
+
 def test_run_gate_checks_it_only_with_the_statement_and_both_patches():
     assert "pinned_message" not in [c.name for c in run_gate(STATEMENT, WARN).checks]
     gate = run_gate(STATEMENT, None, pinned=(WARN, SNAPSHOT))

@@ -8,7 +8,8 @@ node-semver's "Warn when defaulting to --inc=patch" pinned one exact warning sen
 
 A message is a run of at least ``pinned_min_words`` words inside a string literal on an added line of the gold
 patch (``'...'``, ``"..."``, `` `...` ``; a template's or format string's placeholders, ``${x}``, ``{x}``,
-``%s``, split it into runs), not already in the gold patch's removed lines (a message that moved is at base).
+``%s``, split it into runs; words are separated by spaces), not already in the gold patch's removed lines (a
+message that moved is at base) and not a doctest's expected output (the line after ``>>>``).
 It is pinned when it appears in the test patch's added lines, and stated when the statement holds it (case and
 spacing aside). The check fails on the first pinned message the statement does not hold.
 """
@@ -22,7 +23,8 @@ from evalharness.quality.goldpatch import parse_diff
 
 _LITERAL = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\\n]|\\.)*)`""")
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{[^{}]*\}|%[-+ #0-9.]*[sdifrxXeEgGoc]|\\[nrt]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_LETTER = re.compile(r"[A-Za-z]")
+_DOCTEST = (">>>", "...")
 
 
 def messages(patch: str, min_words: int = DEFAULT.pinned_min_words) -> list[str]:
@@ -31,14 +33,22 @@ def messages(patch: str, min_words: int = DEFAULT.pinned_min_words) -> list[str]
     files = parse_diff(patch)
     removed = _squash(" ".join(line for f in files for line in f.removed))
     found: list[str] = []
-    for line in (line for f in files for line in f.added):
-        for literal in _LITERAL.finditer(line):
-            text = next(g for g in literal.groups() if g is not None)
-            for run in _PLACEHOLDER.split(text):
-                run = run.strip(" \t.,;:!?-")
-                if len(_WORD.findall(run)) >= min_words and _squash(run) not in removed and run not in found:
-                    found.append(run)
+    for change in files:
+        for before, line in zip(["", *change.added], change.added):
+            if before.strip().startswith(_DOCTEST):
+                continue  # a doctest's expected output: what the function returns, no message
+            for literal in _LITERAL.finditer(line):
+                text = next(g for g in literal.groups() if g is not None)
+                for run in _PLACEHOLDER.split(text):
+                    run = run.strip(" \t.,;:!?-")
+                    if _words(run) >= min_words and _squash(run) not in removed and run not in found:
+                        found.append(run)
     return found
+
+
+def _words(text: str) -> int:
+    """Words separated by spaces (an identifier such as ``random_combination`` is one)."""
+    return sum(bool(_LETTER.search(token)) for token in text.split())
 
 
 def check_pinned(statement: str, gold: str, test_patch: str, thresholds: Thresholds = DEFAULT) -> Check:
