@@ -52,8 +52,8 @@ WINDOWS.update({
         "repo": "npm__node-semver.git", "since": "2023-06-01", "until": None, "max": 13, "language": "node",
         "workers": 1,
         "why": "tap 16 at every base (it arrived in March 2022) and a wider window than the first Node measurement "
-               "(`--since 2024-01-01 --max 8`, docs/languages.md), cut (`--max`) where a 40-minute budget ran out: at 4-5 minutes a "
-               "candidate in Docker, mined at the same time as ts-pattern, the older candidates did not fit",
+               "(`--since 2024-01-01 --max 8`, docs/languages.md), cut (`--max`) where a 40-minute budget ran out (at the table's "
+               "seconds per candidate, mined at the same time as ts-pattern)",
         "note": "Oracle and null ran with the pack's test command given tap's `--timeout=300` after mining (as Node "
                 "packs are now detected): a first run with tap's own 30 s per file, on this loaded machine, had tap "
                 "cut `test/bin/semver.js` short and graded the oracle unresolved on `3905343045dc` (tap's cut is "
@@ -62,8 +62,8 @@ WINDOWS.update({
         "repo": "gvergnaud__ts-pattern.git", "since": "2024-01-01", "until": None, "max": 9, "language": "node",
         "workers": 1,
         "why": "jest + ts-jest with a package-lock at every base; from 2024 the history is mostly merged fix "
-               "branches touching `src/` and `tests/`, cut (`--max`) where a 40-minute budget ran out (at 4-11 minutes a candidate "
-               "in Docker, mined at the same time as node-semver); earlier windows add the v4/v5 rewrites the gate "
+               "branches touching `src/` and `tests/`, cut (`--max`) where a 40-minute budget ran out (at the table's seconds "
+               "per candidate, mined at the same time as node-semver); earlier windows add the v4/v5 rewrites the gate "
                "rejects as too large"},
 })
 DISCOVER_RERUNS, RERUNS = 1, 3
