@@ -1,13 +1,15 @@
 """Mining tasks from real history: how many candidates become validated tasks, and what each costs.
 
-    .venv/bin/python benchmarks/mine_yield.py [--repo more-itertools|humanize ...] [--workers 2] [--report-only]
+    .venv/bin/python benchmarks/mine_yield.py [--repo more-itertools|humanize|node-semver|ts-pattern ...]
+        [--workers 2] [--mining-root DIR] [--report-only]
 
 For each repository of ../shared/research-data/mining-repos/ (full histories), runs `evalharness packs mine`
 over the window chosen below (resumable: finished candidates are kept), then `evalharness run -H oracle -H null`
 on the mined pack (its result is kept beside the pack, `oracle-null.json`), and writes to BENCHMARKS.md
 ("## Mining tasks from history"): commits in the window, candidates (commits changing tests and library
-code), validated tasks, the yield (validated / candidates), seconds per candidate examined in Docker
-(discovery and validation together), every verdict's count, and the oracle and null resolve rates.
+code: `.py` files, or a Node project's `.js`/`.ts` and kin), validated tasks, the yield (validated / candidates), seconds per candidate examined in Docker
+(discovery and validation together), every verdict's count, the reason of each rejection made in Docker (Node rows), and the oracle and null resolve
+rates. A repository's ``workers`` (candidates at once) replaces --workers where set.
 """
 
 from __future__ import annotations
@@ -45,13 +47,46 @@ WINDOWS = {
         "note": "Before the quality gate and the per-base install (2026-12-01), the same window validated 42 of the "
                 "same 67 candidates."},
 }
+WINDOWS.update({
+    "node-semver": {
+        "repo": "npm__node-semver.git", "since": "2023-06-01", "until": None, "max": 13, "language": "node",
+        "workers": 1,
+        "why": "tap 16 at every base (it arrived in March 2022) and a wider window than the first Node measurement "
+               "(`--since 2024-01-01 --max 8`, docs/languages.md), cut (`--max`) where a 40-minute budget ran out (at the table's "
+               "seconds per candidate, mined at the same time as ts-pattern)",
+        "note": "Oracle and null ran with the pack's test command given tap's `--timeout=300` after mining (as Node "
+                "packs are now detected): a first run with tap's own 30 s per file, on this loaded machine, had tap "
+                "cut `test/bin/semver.js` short and graded the oracle unresolved on `3905343045dc` (tap's cut is "
+                "now an unreadable run, never failed tests)."},
+    "ts-pattern": {
+        "repo": "gvergnaud__ts-pattern.git", "since": "2024-01-01", "until": None, "max": 9, "language": "node",
+        "workers": 1,
+        "why": "jest + ts-jest with a package-lock at every base; from 2024 the history is mostly merged fix "
+               "branches touching `src/` and `tests/`, cut (`--max`) where a 40-minute budget ran out (at the table's seconds "
+               "per candidate, mined at the same time as node-semver); earlier windows add the v4/v5 rewrites the gate "
+               "rejects as too large"},
+})
 DISCOVER_RERUNS, RERUNS = 1, 3
+DOCKER_REJECTIONS = 8  # reasons listed per repository, the rest counted
 
 
-def mine(name: str, cfg: dict, pack: Path, workers: int) -> None:
-    cmd = [sys.executable, "-m", "evalharness.cli", "packs", "mine", "--repo", str(MINING / cfg["repo"]),
+def repository(root: Path, cfg: dict) -> Path:
+    """The full history a window is mined from; a bare copy missing ``refs/`` (which git then refuses) is an
+    error naming the cure, not a mining run that finds no commits."""
+    path = root / cfg["repo"]
+    if not path.is_dir():
+        sys.exit(f"no {path}: the benchmark needs the shared mining repositories")
+    if (path / "objects").is_dir() and not (path / "refs").is_dir():
+        sys.exit(f"{path} has no refs/ folder, so git does not take it for a repository: copy it, add empty "
+                 "refs/heads and refs/tags, and pass the copy's folder as --mining-root")
+    return path
+
+
+def mine(name: str, cfg: dict, pack: Path, workers: int, root: Path = MINING) -> None:
+    cmd = [sys.executable, "-m", "evalharness.cli", "packs", "mine", "--repo", str(repository(root, cfg)),
            "--out", str(pack), "--since", cfg["since"], "--discover-reruns", str(DISCOVER_RERUNS),
-           "--reruns", str(RERUNS), "-j", str(workers)] + (["--until", cfg["until"]] if cfg["until"] else [])
+           "--reruns", str(RERUNS), "-j", str(cfg.get("workers", workers))] + (
+               ["--until", cfg["until"]] if cfg["until"] else []) + (["--max", str(cfg["max"])] if cfg.get("max") else [])
     subprocess.run(cmd, check=False)  # 0/1/3: the report says which candidates ended how
 
 
@@ -75,14 +110,27 @@ def oracle_null(pack: Path, workers: int, runs_dir: Path, run_id: str | None = N
     return result
 
 
-def section(rows: list[tuple[str, dict, dict, dict | None]]) -> str:
+def gate_now(pack: Path) -> dict:
+    """Today's pure gate over the kept tasks (``packs gate``, no Docker): checks added after the pack was mined
+    (a rerun keeps validated tasks as they are) reject some of them; their ids and verdicts."""
+    subprocess.run([sys.executable, "-m", "evalharness.cli", "packs", "gate", str(pack)], capture_output=True,
+                   check=False)
+    report = json.loads((pack / "gate-report.json").read_text())
+    return {"tasks": report["totals"]["tasks"], "rejected": {t["instance_id"]: t["verdicts"] for t in report["tasks"]
+                                                              if not t["passed"]}}
+
+
+def section(rows: list[tuple[str, dict, dict, dict | None]], language: str = "python",
+            pack_gate: dict | None = None) -> str:
+    pack_gate = pack_gate or {}
     lines = ["| repository | window | commits | candidates | validated | yield | s per candidate in Docker "
              "(mean / median) | oracle | null |", "|---|---|---|---|---|---|---|---|---|"]
     details = []
     for name, cfg, report, runs in rows:
         t = report["totals"]
         seconds = [c["seconds"] for c in report["candidates"] if c.get("examined")]
-        window = f"{cfg['since']} to {cfg['until'] or 'the snapshot'}"
+        window = f"{cfg['since']} to {cfg['until'] or 'the snapshot'}" + (
+            f", newest {cfg['max']} candidates" if cfg.get("max") else "")
         rate = (lambda k: f"{runs['rates'][k]:.0%} of {runs['n_tasks'][k]}" if runs and k in runs["rates"] else "not run")
         lines.append(f"| {name} | {window} | {t['commits']} | {t['candidates']} | {t['validated']} | "
                      f"{t['yield']:.0%} | {statistics.mean(seconds):.0f} / {statistics.median(seconds):.0f} | "
@@ -92,15 +140,54 @@ def section(rows: list[tuple[str, dict, dict, dict | None]]) -> str:
         gated = {v: n for v, n in t["by_verdict"].items() if v in GATE_VERDICTS}
         gate = (f" The quality gate (statement, gold patch) rejected {sum(gated.values())} of {t['candidates']} "
                 "candidates before Docker: " + ", ".join(f"{v} {n}" for v, n in gated.items()) + ".") if gated else ""
-        details.append(f"- **{name}**: window chosen for {cfg['why']}. Verdicts: {counts}.{gate} {cfg.get('note', '')}"
-                       + (f" Oracle/null run `{runs['run_id']}` (exit {runs['exit_code']})." if runs else ""))
+        docker = docker_rejections(report) + regated(pack_gate.get(name)) if language != "python" else ""
+        text = (f"- **{name}**: window chosen for {cfg['why']}. Verdicts: {counts}.{gate}{docker} "
+                f"{cfg.get('note', '')}").rstrip()
+        details.append(text + (f" Oracle/null run `{runs['run_id']}` (exit {runs['exit_code']})." + misses(runs)
+                               if runs else ""))
+    files = "library `.py` files" if language == "python" else "library `.js`/`.ts` files (and kin)"
+    workers = " or ".join(sorted({str(cfg.get("workers", 2)) for _, cfg, _, _ in rows})) + " candidate(s) at once"
     return "\n".join([
         f"`benchmarks/mine_yield.py`: `evalharness packs mine` on the full histories in "
         f"`../shared/research-data/mining-repos/`, discovery from {DISCOVER_RERUNS} run per side, validation with "
-        f"{RERUNS} gold reruns, 2 candidates at once, on a 2-core machine shared with other validation work "
-        "(times are wall-clock under that load). A candidate is a first-parent commit changing test files and "
-        "library `.py` files; yield = validated / candidates. Every commit's verdict and reason: "
+        f"{RERUNS} gold reruns, {workers}, on a 2-core machine shared with other validation work "
+        f"(times are wall-clock under that load). A candidate is a first-parent commit changing test files and "
+        f"{files}; yield = validated / candidates. Every commit's verdict and reason: "
         "`mining-report.json` in the pack.", "", *lines, "", *details])
+
+
+def docker_rejections(report: dict) -> str:
+    """The candidates that reached Docker and were rejected there, each with the start of its reason."""
+    examined = [c for c in report["candidates"] if c.get("examined")]
+    rejected = [c for c in examined if c["verdict"] != "ok"]
+    if not rejected:
+        return f" {len(examined)} candidates reached Docker, none rejected there."
+    shown = [f"`{c['commit'][:10]}` {c['verdict']} ({c['reason'].splitlines()[0][:160].rstrip()})"
+             for c in rejected[:DOCKER_REJECTIONS]]
+    more = f"; and {len(rejected) - DOCKER_REJECTIONS} more" if len(rejected) > DOCKER_REJECTIONS else ""
+    return (f" {len(examined)} candidates reached Docker, {len(rejected)} rejected there: " + "; ".join(shown)
+            + more + ".")
+
+
+def regated(now: dict | None) -> str:
+    if not now:
+        return ""
+    if not now["rejected"]:
+        return f" Today's gate (`packs gate`) passes all {now['tasks']} kept tasks."
+    return (f" Today's gate (`packs gate`; checks added after this run) rejects {len(now['rejected'])} of the "
+            f"{now['tasks']} kept tasks: " + ", ".join(f"`{i}` {'/'.join(v)}" for i, v in now["rejected"].items()) + ".")
+
+
+def misses(runs: dict) -> str:
+    """Every outcome of oracle and null when oracle missed a task or null resolved one (a task error is not an
+    agent's outcome: the counts say which it was)."""
+    rates = runs.get("rates", {})
+    if rates.get("oracle/none") == 1 and rates.get("null/none") == 0:
+        return ""
+    outcomes = runs.get("outcomes", {})
+    return " Not as expected; outcomes: " + "; ".join(
+        f"{config} " + ", ".join(f"{k} {n}" for k, n in sorted(outcomes.get(config, {}).items()))
+        for config in ("oracle/none", "null/none")) + "."
 
 
 def main() -> None:
@@ -113,16 +200,17 @@ def main() -> None:
     parser.add_argument("--skip-run", action="store_true", help="Do not run oracle/null (reuse a kept result).")
     parser.add_argument("--from-run", action="append", default=[], metavar="NAME=RUN_ID",
                         help="Read a repository's oracle/null rates from runs made earlier (RUN_A,RUN_B; in --runs-dir).")
+    parser.add_argument("--mining-root", type=Path, default=MINING,
+                        help="Folder of the full histories (a copy, when the shared one lacks refs/).")
     parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
     from_run = dict(item.split("=", 1) for item in args.from_run)
-    if not MINING.is_dir():
-        sys.exit(f"no {MINING}: the benchmark needs the shared mining repositories")
-    rows = []
+    rows: dict[str, list] = {}
+    gates: dict[str, dict] = {}
     for name in args.repo or sorted(WINDOWS):
         cfg, pack = WINDOWS[name], args.pack_root / f"mined-{name}"
         if not args.report_only:
-            mine(name, cfg, pack, args.workers)
+            mine(name, cfg, pack, args.workers, args.mining_root)
         report = json.loads((pack / "mining-report.json").read_text())
         runs = None
         if name in from_run:
@@ -131,9 +219,13 @@ def main() -> None:
             runs = oracle_null(pack, args.workers, args.runs_dir)
         elif (pack / "oracle-null.json").exists():
             runs = json.loads((pack / "oracle-null.json").read_text())
-        rows.append((name, cfg, report, runs))
-    write_section(args.output, TITLE, section(rows))
-    print(f"{args.output}: section '{TITLE}' written")
+        rows.setdefault(cfg.get("language", "python"), []).append((name, cfg, report, runs))
+        if cfg.get("language", "python") != "python":
+            gates[name] = gate_now(pack)
+    for language, found in rows.items():
+        title = TITLE if language == "python" else f"{TITLE}: {language.capitalize()}"
+        write_section(args.output, title, section(found, language, gates))
+        print(f"{args.output}: section '{title}' written")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def gate_cmd(path, coverage, only, workers, force, write, drop, max_gold_bytes, 
     """Run the quality gate over a pack's tasks without mining again: a table of verdicts and reasons.
 
     Checks: the gold patch (gold_too_large, gold_generated, gold_data_dominated) and the statement (changelog,
-    ci_note, bare_title, unseen_commit, squashed_branch); with --coverage also f2p_misses_change (the FAIL_TO_PASS tests execute
+    ci_note, bare_title, unseen_commit, squashed_branch, pinned_message); with --coverage also f2p_misses_change (the FAIL_TO_PASS tests execute
     none of the changed lines), no_p2p_guard (no PASS_TO_PASS test executes a changed module) and
     coverage_unmeasured (the coverage run timed out or did not report the tests). Writes
     PACK/gate-report.json (after each task) and, with --coverage, PACK/gate/<id>.json (reused by the next run

@@ -50,7 +50,7 @@ def mine_cmd(repo, out, ref, since, until, max_candidates, reruns, discover_reru
     """Mine tasks from first-parent history: commits changing library code and tests, validated in Docker.
 
     Every commit of the range gets a verdict in OUT/mining-report.json (ok, no_tests_touched,
-    no_library_code, no_runnable_tests, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, squashed_branch, gold_too_large,
+    no_library_code, no_runnable_tests, leak, the quality gate's bare_title, changelog, ci_note, unseen_commit, squashed_branch, pinned_message, gold_too_large,
     gold_generated, gold_data_dominated, nothing_fails_at_base, gold_fails, flaky, env_build_failed,
     infra_error, and after validation the coverage gate's f2p_misses_change, no_p2p_guard, ...); validated tasks go to OUT/tasks.jsonl, each with its gate results. Running the same
     command again keeps finished candidates and retries infra errors. Exit 0 when every candidate has a final verdict and a task was kept

@@ -16,7 +16,9 @@ files to run from the ids as it does for pytest node ids:
 - tap (``-R tap``: the TAP stream itself, read by ``parse_tap``): one id per subtest, ``NAME`` its titles from
   the file down joined by blanks, its status the subtest's own test point (a subtest fails when one of its
   assertions or children failed, as TAP says); assertions outside any subtest, and a file that crashed or
-  found no test while failing, are ``FILE::(file)``. ``# SKIP`` and ``# TODO`` points are skipped. tap 16's
+  found no test while failing, are ``FILE::(file)``. ``# SKIP`` and ``# TODO`` points are skipped. A file tap
+  stopped at its own per-file timeout (``not ok - timeout!``, ``expired: FILE``) makes the stream unreadable: an
+  unfinished run, as a jest report that says it was interrupted. tap 16's
   JSON reporter crashes on some failed assertions (``stack.trim is not a function`` in tap-mocha-reporter,
   seen on node-semver's CLI tests), so the stream is what ``packs new`` asks for.
 - tap 16 (``-R json``: mocha's shape, one entry per *assertion*, no file field): the entries are grouped
@@ -122,6 +124,9 @@ def parse_tap_json(text: str | None) -> Statuses:
 _POINT = re.compile(r"^( *)(ok|not ok)\b(?: +\d+)?(?: +-)?(?: +(.*?))?(?: +# +(SKIP|TODO)\b.*| +# +time=\S+)?\s*$",
                     re.I)
 _SUBTEST = re.compile(r"^( *)# Subtest: (.*)$")
+_EXPIRED = re.compile(r"^ +expired: +(.*?)\s*$")
+TAP_TIMEOUT_LOOKAHEAD = 4
+"""Lines after a ``not ok - timeout!`` point in which tap's YAML block names the expired file."""
 
 
 def parse_tap(text: str | None) -> Statuses:
@@ -133,7 +138,8 @@ def parse_tap(text: str | None) -> Statuses:
     open_: list[tuple[int, str]] = []          # (indent, title) of the subtests opened and not yet closed
     direct: dict[str, set[str]] = {}           # file -> statuses of assertions outside any subtest
     top = 0
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
         subtest = _SUBTEST.match(line)
         if subtest and len(subtest.group(1)) % 4 == 0:
             open_.append((len(subtest.group(1)), subtest.group(2).strip()))
@@ -143,6 +149,8 @@ def parse_tap(text: str | None) -> Statuses:
             continue  # YAML diagnostics (indented by two more), comments, plans, printed lines
         indent, title = len(point.group(1)), (point.group(3) or "").strip()
         status = _tap_status(point.group(2), point.group(4))
+        if status == FAILED and title == "timeout!":
+            _raise_if_expired(lines[number + 1:number + 1 + TAP_TIMEOUT_LOOKAHEAD])
         while open_ and open_[-1][0] > indent:  # subtests whose points never came (a killed child)
             open_.pop()
         if open_ and open_[-1][0] == indent:  # this point closes the subtest opened at its indent
@@ -169,6 +177,17 @@ def parse_tap(text: str | None) -> Statuses:
     for file, seen in direct.items():
         merge(results, f"{file}::{FILE_LEVEL}", FAILED if FAILED in seen else PASSED if PASSED in seen else SKIPPED)
     return results
+
+
+def _raise_if_expired(after: list[str]) -> None:
+    """tap killed a test file at its own per-file timeout (30 s unless ``--timeout``/``TAP_TIMEOUT`` says
+    otherwise; a loaded machine reaches it): the subtests it cut show as failed or absent, so the run did not
+    finish and is no evidence about them."""
+    for line in after:
+        expired = _EXPIRED.match(line)
+        if expired:
+            raise ValueError(f"tap stopped {expired.group(1)} at its own per-file timeout (timeout!): the run did "
+                             "not finish, so its failed and missing tests are no evidence")
 
 
 def _tap_status(word: str, directive: str | None) -> str:

@@ -35,6 +35,9 @@ class Thresholds:
     """A statement made of more commit messages of a squashed branch than this is rejected (``squashed_branch``):
     in 20 mined tasks read by hand, 5 of the 6 squashes of 3 or more messages were unfair (BENCHMARKS.md,
     "Mined tasks read by hand")."""
+    pinned_min_words: int = 4
+    """A message (a run of words in a string literal the gold patch adds) of at least this many words that the
+    tests check word for word must be in the statement (``pinned_message``)."""
     f2p_min_covered_lines: int = 1
     """The coverage gate: the FAIL_TO_PASS tests must execute at least this many of the executable lines the
     gold patch changes (``quality/coverage.py``), else ``f2p_misses_change``."""
@@ -52,8 +55,9 @@ VERDICTS = {
     "unseen_commit": "the statement points at a commit the agent cannot see (a revert, a commit hash)",
     "squashed_branch": "the statement is the commit messages of a squashed branch (several changes and fix-ups), "
                        "not a description of one behaviour",
+    "pinned_message": "the tests check, word for word, a message the gold patch adds and the statement does not give",
 }
-"""Every check of the gate, in the order it runs (gold patch, then statement), named as the verdict a candidate
+"""Every check of the gate, in the order it runs (gold patch, then statement, then the tests against both), named as the verdict a candidate
 gets when it fails."""
 
 
@@ -92,9 +96,10 @@ class Gate:
 
 
 def run_gate(statement: str | None, patch: str | None, *, project: str = "", names: set[str] = frozenset(),
-             squashed: int = 0, thresholds: Thresholds = DEFAULT) -> Gate:
+             squashed: int = 0, pinned: tuple[str, str] | None = None, thresholds: Thresholds = DEFAULT) -> Gate:
     """The gold patch's checks, then the statement's (either may be None: not checked). ``squashed``: how many
-    commit messages of a merged branch the statement is made of (0: it is one message, an issue or a PR)."""
+    commit messages of a merged branch the statement is made of (0: it is one message, an issue or a PR).
+    ``pinned``: (gold patch, test patch), for ``pinned_message`` against the statement (None: not checked)."""
     from evalharness.quality.goldpatch import check_gold
     from evalharness.quality.statement import check_statement
 
@@ -103,5 +108,9 @@ def run_gate(statement: str | None, patch: str | None, *, project: str = "", nam
         checks += check_gold(patch, thresholds)
     if statement is not None:
         checks += check_statement(statement, project=project, names=names, squashed=squashed, thresholds=thresholds)
+    if statement is not None and pinned is not None:
+        from evalharness.quality.pinned import check_pinned
+
+        checks.append(check_pinned(statement, *pinned, thresholds=thresholds))
     return Gate(checks)
 

@@ -76,6 +76,7 @@ def static_checks(pack: Pack, task: TaskSpec, thresholds: Thresholds) -> list[di
 
     gate = run_gate(task.problem_statement, task.patch, project=task.repo or pack.name,
                     names=names_tests_use(task.test_patch), squashed=int(task.metadata.get("squashed_messages", 0)),
+                    pinned=(task.patch, task.test_patch) if task.patch and task.test_patch else None,
                     thresholds=thresholds)
     return gate.to_json()["checks"]
 

@@ -70,9 +70,12 @@ def build_task(repository: Repository, declared: Declared, *, pack_name: str, de
 
 
 def gate_task(task: TaskSpec, allowed: set[str] = frozenset(), thresholds: Thresholds = DEFAULT) -> Gate:
-    """The quality gate of a hand-written task: its statement (names the tests use count as code) and gold patch."""
+    """The quality gate of a hand-written task: its statement (names the tests use count as code), its gold patch
+    and the messages its tests pin."""
     names = names_tests_use(task.test_patch) | set(allowed)
-    return run_gate(task.problem_statement, task.patch or None, project=task.repo, names=names, thresholds=thresholds)
+    pinned = (task.patch, task.test_patch) if task.patch and task.test_patch else None
+    return run_gate(task.problem_statement, task.patch or None, project=task.repo, names=names, pinned=pinned,
+                    thresholds=thresholds)
 
 
 def _gold(repository: Repository, gold: str, base: str) -> tuple[str, str]:

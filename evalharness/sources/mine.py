@@ -338,6 +338,7 @@ class Miner:
 
         gate = quality.run_gate(statement, None if statement is not None else gold, project=self.history.name,
                                 names=names_tests_use(test_patch), squashed=entry.get("squashed_messages", 0),
+                                pinned=(gold, test_patch) if statement is not None else None,
                                 thresholds=self.thresholds)
         checks = entry.setdefault("gate", {"passed": True, "checks": []})["checks"] + gate.to_json()["checks"]
         entry["gate"] = {"passed": all(c["passed"] for c in checks), "checks": checks}

@@ -159,6 +159,16 @@ def test_the_tap_stream_gives_one_status_per_subtest_as_tap_judged_it():
     assert consistent_with_exit_code(got, 1)[0]
 
 
+def test_a_file_tap_stopped_at_its_own_timeout_is_an_unfinished_run_not_failed_tests():
+    # node-semver's CLI tests under load (oracle run 20261206-234039-dfc3): "coercing" cut, "args with equals" absent
+    text = ("TAP version 13\n# Subtest: test/bin/semver.js\n    # Subtest: inc tests\n        ok 1 - -i major\n"
+            "        1..1\n    ok 1 - inc tests # time=11406.7ms\n\n    # Subtest: coercing\n"
+            "    not ok 4 - timeout!\n      ---\n      expired: test/bin/semver.js\n      ...\n    1..4\n"
+            "not ok 1 - test/bin/semver.js # time=32673.4ms\n")
+    with pytest.raises(ValueError, match="tap stopped test/bin/semver.js at its own per-file timeout"):
+        parse("tap", TestRun(log="", exit_code=1, junit_xml=text))
+
+
 @pytest.mark.parametrize("text, want", [
     ("TAP version 13\n# Subtest: f.js\n    # Subtest: g\n        ok 1 - a\n        1..1\n    ok 1 - g # time=1ms\n"
      "    1..1\nok 1 - f.js # time=2ms\n", {"f.js::g": P}),
@@ -168,6 +178,8 @@ def test_the_tap_stream_gives_one_status_per_subtest_as_tap_judged_it():
     ("# Subtest: f.js\n    # Subtest: g\n        not ok 1 - a\n          ---\n          found: ok 1 - forged\n"
      "          ...\n    not ok 1 - g\nnot ok 1 - f.js\n", {"f.js::g": F}),   # a YAML line is no test point
     ("# Subtest: f.js\n    # Subtest: g\n        ok 1 - a\n", None),           # killed before any top-level point
+    ("# Subtest: f.js\n    # Subtest: g\n        not ok 1 - timeout!\n    ok 1 - g\nok 1 - f.js\n",
+     {"f.js::g": P}),                                      # an assertion titled so, without tap's expired block
 ])
 def test_tap_stream_cases(text, want):
     if want is None:
