@@ -138,6 +138,21 @@ fi
 [ -n "$EH_RUN" ] || exit 0
 """
 
+_KILL_LEFTOVERS = r"""
+setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
+# what is left of uid 1000 when no process can be started (a fork bomb at the pids limit): stopped, then killed,
+# with the shell's builtins only, so the pipe's last writer goes and the reader ends
+for sig in STOP KILL KILL; do
+  for d in /proc/[0-9]*; do
+    while read -r k v rest; do
+      if [ "$k" = "Uid:" ]; then [ "$v" = 1000 ] && kill -s "$sig" "${d#/proc/}" 2>/dev/null; break; fi
+    done < "$d/status" 2>/dev/null
+  done
+done
+"""
+"""Root ends every process of uid 1000 once a test run has returned: nothing the code under test left behind
+writes after it (the results pipe's last writer, or a file the grader is about to read)."""
+
 _RUN_SCRIPT = r"""
 cd "$work" || exit 90
 rm -f "$x/channel"
@@ -154,16 +169,7 @@ setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" fo
   timeout -k 5 "$EH_LIMIT" python -s "$EH_LAUNCHER" < "$x/stdin" 3> "$x/channel" > "$x/output" 2>&1
 code=$?
 took=$(($(date +%s) - started))
-setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
-# what is left of uid 1000 when no process can be started (a fork bomb at the pids limit): stopped, then killed,
-# with the shell's builtins only, so the pipe's last writer goes and the reader ends
-for sig in STOP KILL KILL; do
-  for d in /proc/[0-9]*; do
-    while read -r k v rest; do
-      if [ "$k" = "Uid:" ]; then [ "$v" = 1000 ] && kill -s "$sig" "${d#/proc/}" 2>/dev/null; break; fi
-    done < "$d/status" 2>/dev/null
-  done
-done
+""" + _KILL_LEFTOVERS + r"""
 wait "$reader"
 r=$(stat -c %s "$x/results"); o=$(stat -c %s "$x/output")
 printf 'EH %s %s %s %s\n' "$code" "$r" "$o" "$took"
@@ -604,11 +610,17 @@ def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
                                        "test_modules": " ".join(shlex.quote(m) for m in test_modules(task.test_files)),
                                        "junit_xml": junit})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
+    # a process the code under test left behind is ended before anything of the run is read
+    code, out, _ = sandbox.exec_bytes(["sh", "-c", _KILL_LEFTOVERS + "exit 0\n"], timeout=60)
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader could not end the test run's processes (exit {code}): {out[-300:]!r}")
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
         return result
-    result.junit_xml = _read_optional(sandbox, junit)
+    result.junit_xml = _read_results(sandbox, junit)
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
         patch_applied=result.patch_applied, canaries=result.canaries, mirrors=result.node_mirrors,
@@ -766,10 +778,19 @@ def _junit_disagrees_with_log(junit: dict[str, TestStatus | None], log: str, exi
     return ""
 
 
-def _read_optional(sandbox: Sandbox, path: str) -> str | None:
-    try:
-        return sandbox.read_file(path, max_bytes=MAX_RESULTS_BYTES).decode("utf-8", errors="replace")
-    except FileNotFoundError:
+_READ_RESULTS = '[ -L "$1" ] && exit 65; [ -f "$1" ] || exit 66; exec head -c "$2" "$1"'
+"""The results file, never through a symlink (the run's processes are gone: nothing swaps it after the test)."""
+
+
+def _read_results(sandbox: Sandbox, path: str) -> str | None:
+    """The unguarded run's results file; None when the run wrote none, or left something the grader does not
+    read in its place (a symlink, a file over the cap): the code under test's doing, the agent's outcome."""
+    code, data, _ = sandbox.exec_bytes(["sh", "-c", _READ_RESULTS, "sh", path, str(MAX_RESULTS_BYTES + 1)],
+                                       timeout=120, max_bytes=MAX_RESULTS_BYTES + 1)
+    if code in (65, 66) or (code == 0 and len(data) > MAX_RESULTS_BYTES):
         return None
-    except FileTooLarge:  # written by the code under test: unreadable results, the agent's outcome
-        return None
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"could not read the test run's results file (exit {code})")
+    return data.decode("utf-8", errors="replace")
