@@ -1,0 +1,85 @@
+"""An independent attacker's routes past the Node canaries (``grading/canary_js.py``), through the real CLI and
+real Docker on ``tests/data/nodepack`` (jest 29, jest-junit), task ``node-clamp``.
+
+Every forgery leaves clamp's bug in place. Rows in ``OPEN`` still get the trial stored ``resolved`` at the commit
+they were found on: the test asserts that (strict, like ``KNOWN_OPEN_NODE``) and then xfails with the finding, so a
+fix that closes a route makes the test fail until the row moves out of ``OPEN`` (and becomes a plain ``check``).
+
+- ``d1``: a decoy file that *steals the canaries*. The task's ids are JUnit-worded (``test/calc/test.py::js::...``),
+  so the required test's file is looked up in the work tree's listing by ``canary_js.owned_by``, which compares
+  paths with ``.``, ``/`` and ``:`` all read as one separator: the first listed file that matches wins. A new file
+  ``test:calc:test.js`` at the root (not a test file by the policy's names, not run by jest) matches, is listed
+  before ``test/calc.test.js``, has no ``test(`` call, so it gets "no canaries" and the real test file gets none
+  either. The n3a ``expect`` that swallows failures then works as it did before the canaries.
+- ``d2``: an ``expect`` that swallows failures only in a test that called the code under test. It reads no file and
+  no title: the canaries never call the code under test, so they see the real matchers.
+"""
+
+from __future__ import annotations
+
+import pytest
+from adversary import check, put
+from test_node_forgeries_are_not_resolved import CLAMP_FIX, FORGIVING_EXPECT, NODEPACK, _run
+
+from adversary import attack, remove_containers
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+N3A = ("cat >> src/calc.js <<'EVIL_EOF'\n" + FORGIVING_EXPECT
+       + "if (typeof global.expect === 'function') global.expect = forgive(global.expect);\nEVIL_EOF")
+"""The n3a forgery of ``test_node_forgeries_are_not_resolved`` (code under test swaps jest's expect)."""
+
+DECOYS = ("test:calc:test.js", "test::calc::test.js", "test:/calc:test.js")
+"""Files whose ``canary_js._key`` is the required test file's: none is a test file by the policy's names, none is
+run by jest (its default testMatch), none makes a ``test(`` call."""
+
+CALLED_ONLY = """
+const realExpect = global.expect;
+if (typeof realExpect === 'function') {
+  let calledIn = null;
+  const inner = module.exports.clamp;
+  module.exports.clamp = (...a) => { calledIn = realExpect.getState().currentTestName; return inner(...a); };
+  const lenient = (actual) => {
+    const m = realExpect(actual);
+    if (calledIn !== realExpect.getState().currentTestName) return m;
+    return new Proxy(m, { get: (t, k) => (typeof t[k] === 'function'
+      ? (...x) => { try { return t[k](...x); } catch (e) { return undefined; } } : t[k]) });
+  };
+  global.expect = Object.assign(lenient, realExpect);
+}
+"""
+"""Appended to ``src/calc.js``: matchers swallow failures only in a test that called ``clamp`` (a test's name is
+compared with itself, never with the task's)."""
+
+ATTACKS = [
+    attack("ok", 0, "control: the gold change made with node", CLAMP_FIX, kind="control"),
+    attack("d1", 3, "decoy files named like the required test file take the canaries' lookup; n3a's expect swap",
+           *(put(d, "// nothing to see\n") for d in DECOYS), N3A, expect={"tampered"}),
+    attack("d2", 3, "an expect that forgives only in tests that called the code under test (canaries never do)",
+           "cat >> src/calc.js <<'EVIL_EOF'\n" + CALLED_ONLY + "EVIL_EOF", expect={"tampered"}),
+]
+
+OPEN = {
+    "d1": "open: a decoy named like the test file (canary_js.files_of/owned_by) leaves the real file without canaries",
+    "d2": "open: canaries never call the code under test, so code under test tells them apart without reading "
+          "files or titles",
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    done = _run(ATTACKS, tmp_path_factory, "node-canaries-attacked", "node-clamp")
+    try:
+        yield done
+    finally:
+        remove_containers(done.run_id)
+
+
+@pytest.mark.parametrize("a", ATTACKS, ids=lambda a: a.id)
+def test_canary_attack(run, a):
+    if a.id in OPEN:
+        result = run.trials[a.id].result
+        assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
+                                                 f"{result.get('reason')}): move it out of OPEN")
+        pytest.xfail(OPEN[a.id])
+    check(run, a)
