@@ -129,3 +129,24 @@ def test_a_command_naming_its_own_configuration_plants_no_canaries_it_cannot_rea
 def test_a_name_filter_in_the_root_configuration_plants_no_canaries(name, text, command):
     planned = plan("test/a.spec.js", "it('x @unit', () => {});\n", command, {name: text})
     assert planned.files == (), "the canaries' random titles do not match the filter: reported missing, tampered"
+
+
+# --- the canaries as code other tools read -------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="open: a linter the command runs first reads the canaries as the file's code")
+@pytest.mark.parametrize("command", ["npx eslint . && " + JEST_JUNIT, "npx prettier --check . && " + JEST_JUNIT,
+                                     "npx standard && " + MOCHA])
+def test_a_command_that_lints_the_tests_before_running_them_plants_no_canaries(command):
+    """eslint 8's recommended rules (no-extra-semi) fail the planted lines (checked on a real eslint 8.57 and
+    prettier 3): the command stops before the runner, an honest fix's run reports nothing (test_run_error)."""
+    planned = plan("test/calc.test.js", "test('clamp high edge', () => { expect(1).toBe(1); });\n", command)
+    assert planned.files == (), planned.files[0].source
+
+
+@pytest.mark.xfail(strict=True, reason="open: vitest's in-source tests have no top-level it or test")
+def test_a_vitest_in_source_test_file_plants_no_top_level_canaries():
+    text = ("export function clamp(v, lo, hi) { return Math.min(Math.max(v, lo), hi); }\n\n"
+            "if (import.meta.vitest) {\n  const { it, expect } = import.meta.vitest;\n"
+            "  it('clamp high edge', () => { expect(clamp(11, 0, 10)).toBe(10); });\n}\n")
+    planned = plan("src/calc.js", text, VITEST)
+    assert planned.files == (), "canaries at the top level of a module where it is not defined: it throws"
