@@ -12,6 +12,9 @@ file; the forgery ``d1`` is also played through the CLI and Docker in
   no canaries, and neither does the real test file.
 - **False alarm, tampered**: a mocha (or jest/vitest) file whose ``expect`` is chai's, expect.js's, unexpected's:
   the passing canary calls ``.toBe``, which chai has not; it fails, and an honest fix is ``tampered``.
+- **False alarm, tampered**: a file with no ``expect`` (node's ``assert``) whose text says ``expect (`` anywhere (a
+  comment "callers expect (and the docs promise) ..."): the canaries call ``expect``, a ReferenceError in the
+  passing canary, ``tampered``.
 - **False alarm, the file broken**: a file whose tests use ``it`` and whose text says ``test (`` or ``test(``
   anywhere (a comment "a regression test (#12)", a title) gets ``test(...)`` canaries; where ``test`` is not a
   global (mocha's BDD interface, vitest's default ``globals: false``, jest's ``injectGlobals: false``) the file
@@ -77,6 +80,18 @@ def test_a_file_whose_expect_is_not_jests_gets_canaries_that_do_not_call_jest_ma
     planned = plan("test/calc.spec.js", text, MOCHA)
     assert planned.files, planned.why_none
     assert ".toBe(" not in planned.files[0].source, planned.files[0].source
+
+
+@pytest.mark.xfail(strict=True, reason="open: expect( anywhere in the text (a comment) picks expect for the canaries")
+def test_a_file_with_no_expect_gets_throwing_canaries_whatever_its_comments_say():
+    """mocha 10 with node's assert and a comment "callers expect (and the docs promise) ...": the canaries call
+    expect, "ReferenceError: expect is not defined" fails the passing canary, and an honest fix is tampered (checked
+    on real mocha)."""
+    text = ("const assert = require('assert');\n\n// callers expect (and the docs promise) a value inside the bounds\n"
+            "describe('clamp', () => {\n  it('clamp high edge', () => { assert.strictEqual(1, 1); });\n});\n")
+    planned = plan("test/calc.spec.js", text, MOCHA)
+    assert planned.files, planned.why_none
+    assert "expect(" not in planned.files[0].source, planned.files[0].source
 
 
 # --- `test` named in a file that tests with `it` ------------------------------------------------------------------
