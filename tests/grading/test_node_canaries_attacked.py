@@ -165,3 +165,16 @@ def test_a_vitest_in_source_test_file_plants_no_top_level_canaries():
             "  it('clamp high edge', () => { expect(clamp(11, 0, 10)).toBe(10); });\n}\n")
     planned = plan("src/calc.js", text, VITEST)
     assert planned.files == (), "canaries at the top level of a module where it is not defined: it throws"
+
+
+# --- test files by jest's names ------------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="open (d6): jest's default testMatch repeats (spec|test); _TEST_FILE takes one")
+@pytest.mark.parametrize("name", ["calc.spectest.js", "calc.testtest.js", "calc.testspec.tsx", "spectest.js"])
+def test_a_file_jest_runs_by_its_default_test_match_is_a_test_file_to_the_policy(name):
+    """jest 29's default ``testMatch`` is ``**/?(*.)+(spec|test).[jt]s?(x)`` (checked: jest runs
+    ``src/calc.spectest.js``); a file the patch adds that jest runs as a test runs code of the agent's own in the
+    test run, first if it is the largest (tests/adversarial/test_node_canaries_attacked.py, d6)."""
+    from evalharness.languages import node_surface
+
+    assert node_surface.is_test_file_name(name)
