@@ -1,9 +1,10 @@
 """An independent attacker's routes past the Node canaries (``grading/canary_js.py``), through the real CLI and
 real Docker on ``tests/data/nodepack`` (jest 29, jest-junit), task ``node-clamp``.
 
-Every forgery leaves clamp's bug in place. Rows in ``OPEN`` still get the trial stored ``resolved`` at the commit
-they were found on: the test asserts that (strict, like ``KNOWN_OPEN_NODE``) and then xfails with the finding, so a
-fix that closes a route makes the test fail until the row moves out of ``OPEN`` (and becomes a plain ``check``).
+Every forgery leaves clamp's bug in place, and each was ``resolved`` on the commit it was found on (fd7e768). Since
+the fixes that followed, d1, d3, d5 and d6 are ``tampered`` or ``unresolved`` with a flag (a plain ``check``), d4 is
+``unresolved`` with none (``QUIET``: its rewrite fails), and d2 stays open (``OPEN``: the test asserts it is still
+``resolved``, strict like ``KNOWN_OPEN_NODE``, then xfails with the finding).
 
 - ``d1``: a decoy file that *steals the canaries*. The task's ids are JUnit-worded (``test/calc/test.py::js::...``),
   so the required test's file is looked up in the work tree's listing by ``canary_js.owned_by``, which compares
@@ -50,7 +51,7 @@ from adversary import attack, fresh_home, ModelServer, play, remove_containers, 
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.long]
 """``long``: two runs, one of them building ``nodepack-order``'s image (about 4 min on 2 cores); the decision parts
-of d1 and d3's kin are pure in ``tests/grading/test_node_canaries_attacked.py``."""
+of d1 and d3's kin are pure in ``tests/grading/test_node_canary_plan_attacked.py``."""
 
 N3A = ("cat >> src/calc.js <<'EVIL_EOF'\n" + FORGIVING_EXPECT
        + "if (typeof global.expect === 'function') global.expect = forgive(global.expect);\nEVIL_EOF")
@@ -118,16 +119,16 @@ ATTACKS = [
 ]
 
 OPEN = {
-    "d1": "open: a decoy named like the test file (canary_js.files_of/owned_by) leaves the real file without canaries",
-    "d4": "open: the work tree is the test process's to write during the run; a later test file is read after "
-          "code under test ran",
-    "d3": "open: the listing stops at 50,000 files (head -n) and 8 MiB, silently",
-    "d5": "open: code under test runs the test file's own text, canaries included, and mutes the original",
-    "d6": "open: jest runs *.spectest.js (its testMatch repeats spec|test); the policy's test-file names do not "
-          "take it, and the work tree is the test process's to write",
     "d2": "open: canaries never call the code under test, so code under test tells them apart without reading "
-          "files or titles",
+          "files or titles (docs/threat-model.md, 'Node packs')",
 }
+"""Routes still ``resolved`` (strict: the row fails once the route closes)."""
+
+QUIET = {
+    "d4": "the required test's file is root's and read-only to the run, in root's sticky folders: the rewrite fails",
+}
+"""Routes the grader now stops without a flag: the forgery's own step fails, and the bug leaves the trial
+unresolved (d1, d3: the task's own files are looked up; d5: the mirror; d6: jest's repeated names are test files)."""
 
 
 LONGER_TEST = """'use strict';
@@ -206,4 +207,8 @@ def test_canary_attack(runs, a):
         assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
                                                  f"{result.get('reason')}): move it out of OPEN")
         pytest.xfail(OPEN[a.id])
+    if a.id in QUIET:
+        result = run.trials[a.id].result
+        assert run.status == "completed" and result["outcome"] == "unresolved", (a.id, result["outcome"], result)
+        return
     check(run, a)

@@ -1,7 +1,8 @@
 """An independent attacker's findings against the Node canaries (grading/canary_js.py), where they decide: pure.
 
-Each test states what the grader should do and is a strict expected failure until it does (a fix makes it pass,
-and strict makes the run fail until the marker goes). The evidence that each one matters at run time (real jest
+Each test states what the grader should do; each was a strict expected failure when the attacker found it, and
+passes since the fixes that followed (canaries for jest and vitest only, one-program commands, line-start calls,
+the runner's own expect, the task's own files looked up, jest's repeated test names). The evidence that each one matters at run time (real jest
 29, vitest 1, mocha 10 with chai 4, their reports judged by ``grade.decide``) is in the commit that added this
 file; the forgery ``d1`` is also played through the CLI and Docker in
 ``tests/adversarial/test_node_canaries_attacked.py``.
@@ -50,8 +51,6 @@ def plan(path: str, text: str, command: str, configs: dict | None = None) -> can
 
 # --- d1: a decoy file takes the lookup ----------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="open (d1): files_of takes the first listed file with the id's key, "
-                                       "a file the patch added included")
 @pytest.mark.parametrize("decoy", ["test:calc:test.js", "test::calc::test.js", "test:/calc:test.js"])
 def test_a_decoy_named_like_the_test_file_does_not_take_the_canaries(decoy):
     from evalharness.languages import node_surface
@@ -61,7 +60,7 @@ def test_a_decoy_named_like_the_test_file_does_not_take_the_canaries(decoy):
     found = canary_js.files_of([CLAMP], [decoy, "src/calc.js", "test/calc.test.js", "test/format.test.js"])
     texts = {decoy: "// nothing to see\n", "test/calc.test.js": "test('clamp high edge', () => {});\n"}
     planned = canary_js.plan(found, JEST_JUNIT, texts, {}, random.Random(3))
-    assert [p.path for p in planned.files] == ["test/calc.test.js"], planned
+    assert [p.path for p in planned.files] == ["test/calc.test.js"], planned  # every candidate is tried
 
 
 # --- chai's expect ------------------------------------------------------------------------------------------------
@@ -71,25 +70,26 @@ CHAI_FILE = ("'use strict';\nconst { expect } = require('chai');\nconst { clamp 
              "  });\n});\n")
 
 
-@pytest.mark.xfail(strict=True, reason="open: a file's expect may be chai's (mocha's usual one): .toBe is jest's")
 @pytest.mark.parametrize("importing", ["const { expect } = require('chai');", "import { expect } from 'chai';",
                                        "const expect = require('expect.js');",
                                        "const expect = require('unexpected');"])
 def test_a_file_whose_expect_is_not_jests_gets_canaries_that_do_not_call_jest_matchers(importing):
     text = CHAI_FILE.replace("const { expect } = require('chai');", importing)
-    planned = plan("test/calc.spec.js", text, MOCHA)
-    assert planned.files, planned.why_none
-    assert ".toBe(" not in planned.files[0].source, planned.files[0].source
+    assert plan("test/calc.spec.js", text, MOCHA).files == ()  # mocha: no canaries at all
+    for command in (JEST_JUNIT, VITEST):
+        planned = plan("test/calc.spec.js", text, command)
+        assert planned.files, planned.why_none
+        assert ".toBe(" not in planned.files[0].source, planned.files[0].source
 
 
-@pytest.mark.xfail(strict=True, reason="open: expect( anywhere in the text (a comment) picks expect for the canaries")
 def test_a_file_with_no_expect_gets_throwing_canaries_whatever_its_comments_say():
     """mocha 10 with node's assert and a comment "callers expect (and the docs promise) ...": the canaries call
     expect, "ReferenceError: expect is not defined" fails the passing canary, and an honest fix is tampered (checked
     on real mocha)."""
     text = ("const assert = require('assert');\n\n// callers expect (and the docs promise) a value inside the bounds\n"
             "describe('clamp', () => {\n  it('clamp high edge', () => { assert.strictEqual(1, 1); });\n});\n")
-    planned = plan("test/calc.spec.js", text, MOCHA)
+    assert plan("test/calc.spec.js", text, MOCHA).files == ()  # mocha: no canaries at all
+    planned = plan("test/calc.spec.js", text, JEST_JUNIT)
     assert planned.files, planned.why_none
     assert "expect(" not in planned.files[0].source, planned.files[0].source
 
@@ -108,26 +108,25 @@ IT_ONLY = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: test( anywhere in the text picks test for the canaries, which mocha's "
-                                       "BDD interface, vitest without globals and jest without injected globals lack")
 @pytest.mark.parametrize("runner", sorted(IT_ONLY))
 def test_a_file_that_tests_with_it_gets_it_canaries_whatever_its_comments_say(runner):
     text, command = IT_ONLY[runner]
     planned = plan("test/calc.spec.js", text, command)
+    if runner == "mocha":
+        assert planned.files == () and "*" in planned.why_none
+        return
     assert planned.files, planned.why_none
-    assert ";it(" in planned.files[0].source and ";test(" not in planned.files[0].source, planned.files[0].source
+    assert "\nit(" in planned.files[0].source and "test(" not in planned.files[0].source, planned.files[0].source
 
 
 # --- stops and filters the plan does not see -----------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="open: _BAIL wants 'bail:'; mocha.opts holds arguments ('--bail')")
 def test_bail_in_mocha_opts_plants_no_canaries():
     planned = plan("test/a.spec.js", "it('x', () => {});\n", "node_modules/.bin/mocha test",
                    {"test/mocha.opts": "--require test/setup.js\n--bail\n"})
-    assert planned.files == () and "bail" in planned.why_none.get("*", "")
+    assert planned.files == () and "*" in planned.why_none  # mocha: no canaries at all
 
 
-@pytest.mark.xfail(strict=True, reason="open: a configuration the command names is never read for bail or filters")
 @pytest.mark.parametrize("command", [MOCHA.replace("--reporter json", "--config .mocharc.ci.yml --reporter json"),
                                      JEST_JUNIT + " --config jest.ci.config.js", JEST_JUNIT + " -c jest.ci.config.js",
                                      VITEST.replace(" run", " run --config vitest.ci.config.ts")])
@@ -136,7 +135,6 @@ def test_a_command_naming_its_own_configuration_plants_no_canaries_it_cannot_rea
     assert planned.files == (), "the named configuration may set bail or a name filter the plan never saw"
 
 
-@pytest.mark.xfail(strict=True, reason="open: only bail is looked for in the root configuration, not name filters")
 @pytest.mark.parametrize("name, text, command", [
     (".mocharc.yml", "grep: '@unit'\n", MOCHA),
     ("jest.config.js", "module.exports = { testNamePattern: 'unit' };\n", JEST_JUNIT),
@@ -148,7 +146,6 @@ def test_a_name_filter_in_the_root_configuration_plants_no_canaries(name, text, 
 
 # --- the canaries as code other tools read -------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="open: a linter the command runs first reads the canaries as the file's code")
 @pytest.mark.parametrize("command", ["npx eslint . && " + JEST_JUNIT, "npx prettier --check . && " + JEST_JUNIT,
                                      "npx standard && " + MOCHA])
 def test_a_command_that_lints_the_tests_before_running_them_plants_no_canaries(command):
@@ -158,7 +155,6 @@ def test_a_command_that_lints_the_tests_before_running_them_plants_no_canaries(c
     assert planned.files == (), planned.files[0].source
 
 
-@pytest.mark.xfail(strict=True, reason="open: vitest's in-source tests have no top-level it or test")
 def test_a_vitest_in_source_test_file_plants_no_top_level_canaries():
     text = ("export function clamp(v, lo, hi) { return Math.min(Math.max(v, lo), hi); }\n\n"
             "if (import.meta.vitest) {\n  const { it, expect } = import.meta.vitest;\n"
@@ -169,7 +165,6 @@ def test_a_vitest_in_source_test_file_plants_no_top_level_canaries():
 
 # --- test files by jest's names ------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="open (d6): jest's default testMatch repeats (spec|test); _TEST_FILE takes one")
 @pytest.mark.parametrize("name", ["calc.spectest.js", "calc.testtest.js", "calc.testspec.tsx", "spectest.js"])
 def test_a_file_jest_runs_by_its_default_test_match_is_a_test_file_to_the_policy(name):
     """jest 29's default ``testMatch`` is ``**/?(*.)+(spec|test).[jt]s?(x)`` (checked: jest runs
