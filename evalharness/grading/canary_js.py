@@ -8,10 +8,15 @@ a results file written by the code under test, or an exit before the runner repo
 the trial is ``tampered`` (``check``). Like Python's canaries (``grading/canary.py``) they do not catch a
 forgery that tells them apart from the task's tests and spares them (docs/threat-model.md, "Node packs").
 
-Canaries are planned only where they cannot make an honest run look forged: a jest, vitest or mocha command that
-does not filter tests by name or stop at the first failing file (``--bail``, also in the base's root
-configuration), and a file with no ``.only`` and a ``test(``/``it(`` call the canaries can use (``plan``
-says why it planned none).
+Canaries are planned only where they cannot make an honest run look forged (an independent attacker's reading
+found each of these: ``tests/grading/test_node_canary_plan_attacked.py``): a jest or vitest command that is one
+program (no linter run first, no ``&&``), names no configuration of its own, does not filter tests by name or stop
+at the first failing file (``-t``, ``--bail``, ...; nor ``bail``, ``testNamePattern`` in the base's root
+configuration), and a file that is a test file by name, has no ``.only``, and calls ``test(`` or ``it(`` at the
+start of a line (the canaries use that one). They use the file's ``expect`` only where it is the runner's (no
+chai, expect.js or unexpected imported); the passing canary then checks that a failing matcher still throws.
+mocha is left out: a ``bail`` in ``mocha.opts`` or a spread configuration would stop the run at the failing
+canary, which mocha runs before every ``describe`` block. ``plan`` says why it planned none.
 """
 
 from __future__ import annotations
@@ -23,16 +28,23 @@ from dataclasses import dataclass
 
 from evalharness.grading.canary import _WORDS
 
-RUNNERS = ("jest", "vitest", "mocha")
-"""Runners whose test files take top-level ``test``/``it`` calls (tap files are scripts with plans: none here)."""
+RUNNERS = ("jest", "vitest")
+"""Runners whose test files take top-level ``test``/``it`` calls and whose ``expect`` throws on a failed matcher."""
 
-_FILTERS = ("-t", "--testNamePattern", "--grep", "-g", "--fgrep", "-f", "--bail", "-b", "--onlyFailures",
-            "--only", "--lastCommit", "--changedSince", "--onlyChanged", "-o", "--shard")
-"""Arguments after which a file's tests may not all run, or a failing canary stops the run: no canaries."""
+_FILTERS = ("-t", "--testNamePattern", "--bail", "-b", "--onlyFailures", "-f", "--lastCommit", "--changedSince",
+            "--onlyChanged", "-o", "--shard", "--config", "-c", "--project", "--projects", "--selectProjects",
+            "--dir", "--root", "--workspace", "--changed", "--related", "--findRelatedTests", "--testPathPattern",
+            "--testPathIgnorePatterns", "--filter")
+"""Arguments after which a file's tests may not all run, a failing canary may stop the run, or the configuration
+is one the plan does not read: no canaries."""
+_OPERATORS = {"&&", "||", ";", "|", "&", ";;", "(", ")"}
+_CONFIG_STOPS = re.compile(r"\b(?:bail|testNamePattern|onlyChanged|onlyFailures|changedSince|lastCommit|"
+                           r"grep|fgrep|shard|sequence\.shuffle|allowOnly)\b")
 _ONLY = re.compile(r"\b(?:test|it|describe|suite|context)\s*\.\s*only\b|\bf(?:it|describe|test)\s*\(")
-_CALL = {name: re.compile(rf"(?<![\w.$]){name}\s*(?:\(|\.each\b)") for name in ("test", "it")}
+_CALL = {name: re.compile(rf"(?m)^[ \t]*{name}\s*(?:\.each\b|\.concurrent\b|\()") for name in ("test", "it")}
 _EXPECT = re.compile(r"(?<![\w.$])expect\s*\(")
-_BAIL = re.compile(r"[\"']?\bbail\b[\"']?\s*:")
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_OTHER_EXPECT = re.compile(r"""(?:require\s*\(\s*|from\s*)['"](?:chai|expect\.js|unexpected|should|power-assert)['"]""")
 
 
 @dataclass(frozen=True)
@@ -68,12 +80,17 @@ def runner_of(command: str) -> str | None:
 
 def _filters(command: str) -> str | None:
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         return "the command cannot be read"
     for word in words:
+        if word in _OPERATORS:
+            return f"the command runs more than one program ({word!r}): one may read the test files first"
         if word.split("=", 1)[0] in _FILTERS:
-            return f"the command runs {word.split('=', 1)[0]} (a test filter, or a stop at the first failure)"
+            return (f"the command runs {word.split('=', 1)[0]} (a test filter, a stop at the first failure, or a "
+                    "configuration the grader does not read)")
     return None
 
 
@@ -88,13 +105,14 @@ def owned_by(test_id: str, path: str) -> bool:
 
 
 def files_of(fail_to_pass: list[str], listing: list[str]) -> list[str]:
-    """The work tree files (of ``listing``) holding the FAIL_TO_PASS tests, in order, each once."""
+    """The files of ``listing`` (the task's own: the base tree and the test patch) that may hold the FAIL_TO_PASS
+    tests, in order, each once: the id's own path, or every file whose path the id's wording fits."""
     found = []
     for test_id in fail_to_pass:
         path = test_id.split("::", 1)[0]
-        hit = path if path in listing else next((f for f in listing if owned_by(test_id, f)), None)
-        if hit and hit not in found:
-            found.append(hit)
+        for hit in [path] if path in listing else [f for f in listing if owned_by(test_id, f)]:
+            if hit not in found:
+                found.append(hit)
     return found
 
 
@@ -104,15 +122,16 @@ def plan(files: list[str], command: str, texts: dict[str, str | None], root_conf
     ``root_configs``: the base's root configuration texts (``package.json``, ``jest.config.*``) by name."""
     runner = runner_of(command)
     whole = (None if runner else "the command runs no jest, vitest or mocha the grader recognises") or \
-        _filters(command) or next((f"{name} sets bail" for name, text in sorted(root_configs.items())
-                                   if _BAIL.search(text or "")), None)
+        _filters(command) or next((f"{name} names {m.group(0)} (a stop or a filter)"
+                                   for name, text in sorted(root_configs.items())
+                                   for m in [_CONFIG_STOPS.search(text or "")] if m), None)
     if whole or not files:
         return Plan((), {"*": whole or "no file of the work tree holds a FAIL_TO_PASS test"})
     rng = rng or random.SystemRandom()
     planted, why = [], {}
     for path in files:
         text = texts.get(path)
-        reason = _unfit(text)
+        reason = _unfit(path, text)
         if reason:
             why[path] = reason
             continue
@@ -120,28 +139,37 @@ def plan(files: list[str], command: str, texts: dict[str, str | None], root_conf
     return Plan(tuple(planted), why)
 
 
-def _unfit(text: str | None) -> str:
+def _unfit(path: str, text: str | None) -> str:
+    from evalharness.languages.node_surface import TEST_DIRS, is_test_file_name
+
+    parts = path.split("/")
+    if not (is_test_file_name(parts[-1]) or any(p in TEST_DIRS for p in parts[:-1])):
+        return "not a test file by its name or folder (in-source tests have no top-level test or it)"
     if text is None:
         return "the file could not be read"
     if _ONLY.search(text):
         return "the file runs .only tests"
     if not any(c.search(text) for c in _CALL.values()):
-        return "the file makes no test( or it( call"
+        return "no line of the file starts with a test( or it( call"
     return ""
 
 
 def _canaries(path: str, text: str, runner: str, rng: random.Random) -> Planted:
-    call = "test" if _CALL["test"].search(text) else "it"
+    calls = {name: len(c.findall(text)) for name, c in _CALL.items()}
+    call = "test" if calls["test"] >= calls["it"] else "it"
     first, second = (f"{rng.choice(_WORDS)} {rng.choice(_WORDS)} {rng.randrange(100000, 999999)}" for _ in range(2))
     if first == second:
         second += " again"
     a, b, c, d = (rng.randrange(2, 999) for _ in range(4))
-    if _EXPECT.search(text):
-        check = "expect([{x}, {y}].reduce((p, q) => p + q, 0)).toBe({total});"
-    else:  # a file without expect (mocha with chai or assert): a plain throw
-        check = "if ([{x}, {y}].reduce((p, q) => p + q, 0) !== {total}) {{ throw new Error(\"sum is off\"); }}"
-    source = (f"\n;{call}({_js(first)}, () => {{ {check.format(x=a, y=b, total=a + b)} }});\n"
-              f";{call}({_js(second)}, () => {{ {check.format(x=c, y=d, total=c + d + 1)} }});\n")
+    if _EXPECT.search(_COMMENTS.sub("", text)) and not _OTHER_EXPECT.search(text):  # the runner's expect: a failed matcher throws
+        passing = (f"let threw = false; try {{ expect({a} + {b}).toBe({a + b + 1}); }} catch (e) {{ threw = true; }} "
+                   f"if (!threw) {{ throw new Error(\"a failed matcher did not throw\"); }}")
+        failing = f"expect([{c}, {d}].reduce((p, q) => p + q, 0)).toBe({c + d + 1});"
+    else:  # a file without the runner's expect: plain throws
+        passing = f"if ([{a}, {b}].reduce((p, q) => p + q, 0) !== {a + b}) {{ throw new Error(\"sum is off\"); }}"
+        failing = f"if ([{c}, {d}].reduce((p, q) => p + q, 0) !== {c + d + 1}) {{ throw new Error(\"sum is off\"); }}"
+    source = (f"\n{call}({_js(first)}, () => {{ {passing} }});\n"
+              f"{call}({_js(second)}, () => {{ {failing} }});\n")
     return Planted(path, first, second, source)
 
 

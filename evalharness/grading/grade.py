@@ -138,6 +138,21 @@ fi
 [ -n "$EH_RUN" ] || exit 0
 """
 
+_KILL_LEFTOVERS = r"""
+setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
+# what is left of uid 1000 when no process can be started (a fork bomb at the pids limit): stopped, then killed,
+# with the shell's builtins only, so the pipe's last writer goes and the reader ends
+for sig in STOP KILL KILL; do
+  for d in /proc/[0-9]*; do
+    while read -r k v rest; do
+      if [ "$k" = "Uid:" ]; then [ "$v" = 1000 ] && kill -s "$sig" "${d#/proc/}" 2>/dev/null; break; fi
+    done < "$d/status" 2>/dev/null
+  done
+done
+"""
+"""Root ends every process of uid 1000 once a test run has returned: nothing the code under test left behind
+writes after it (the results pipe's last writer, or a file the grader is about to read)."""
+
 _RUN_SCRIPT = r"""
 cd "$work" || exit 90
 rm -f "$x/channel"
@@ -154,16 +169,7 @@ setpriv --reuid=1000 --regid=1000 --clear-groups env """ + " ".join(f"-u {v}" fo
   timeout -k 5 "$EH_LIMIT" python -s "$EH_LAUNCHER" < "$x/stdin" 3> "$x/channel" > "$x/output" 2>&1
 code=$?
 took=$(($(date +%s) - started))
-setpriv --reuid=1000 --regid=1000 --clear-groups kill -9 -1 2>/dev/null
-# what is left of uid 1000 when no process can be started (a fork bomb at the pids limit): stopped, then killed,
-# with the shell's builtins only, so the pipe's last writer goes and the reader ends
-for sig in STOP KILL KILL; do
-  for d in /proc/[0-9]*; do
-    while read -r k v rest; do
-      if [ "$k" = "Uid:" ]; then [ "$v" = 1000 ] && kill -s "$sig" "${d#/proc/}" 2>/dev/null; break; fi
-    done < "$d/status" 2>/dev/null
-  done
-done
+""" + _KILL_LEFTOVERS + r"""
 wait "$reader"
 r=$(stat -c %s "$x/results"); o=$(stat -c %s "$x/output")
 printf 'EH %s %s %s %s\n' "$code" "$r" "$o" "$took"
@@ -335,7 +341,9 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     if args is None:
         result.runner = "command"
         configs = {k.split(":", 1)[1]: v.decode("utf-8", "replace") for k, v in blobs.items() if k.startswith(f"{base}:")}
-        return _run_unguarded(task, spec, sandbox, result, language=language, root_configs=configs, rng=rng)
+        owned = _task_paths(sandbox, env, base, test_patch_files) if language == "node" else []
+        return _run_unguarded(task, spec, sandbox, result, language=language, root_configs=configs, owned=owned,
+                              rng=rng)
     result = _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
                             mirrors)
     if result.recheck:
@@ -592,23 +600,41 @@ def test_modules(files: list[str]) -> list[str]:
     return labels
 
 
+def _task_paths(sandbox: Sandbox, env: dict[str, str], base: str, test_patch_files: set[str]) -> list[str]:
+    """The task's own paths: the base commit's tree (listed by the grader's git) and the test patch's files."""
+    code, out, _ = sandbox.exec_bytes([*_env_argv(env), "git", *GIT_SAFE_CONFIG, "ls-tree", "-r", "-z", "--name-only",
+                                       base], timeout=120, max_bytes=64 * 1024 * 1024)
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader's git could not list the base tree (exit {code})")
+    listed = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+    return list(dict.fromkeys([*listed, *sorted(test_patch_files)]))
+
+
 def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult, *, language: str,
-                   root_configs: dict[str, str], rng: random.Random | None) -> GradeResult:
+                   root_configs: dict[str, str], owned: list[str], rng: random.Random | None) -> GradeResult:
     junit = f"{WORK}/evalharness-junit-{secrets.token_hex(8)}.xml"
     copies: list[str] = []
     if language == "node":
-        result.canaries, mirrors = _plant_node_checks(task, spec, sandbox, result, root_configs, rng)
+        result.canaries, mirrors = _plant_node_checks(task, spec, sandbox, result, root_configs, owned, rng)
         result.node_mirrors, copies = mirrors.pairs, mirrors.paths
     files = list(task.test_files) + copies
     command = fill(spec.test_command, {"test_files": " ".join(shlex.quote(p) for p in files),
                                        "test_modules": " ".join(shlex.quote(m) for m in test_modules(task.test_files)),
                                        "junit_xml": junit})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
+    # a process the code under test left behind is ended before anything of the run is read
+    code, out, _ = sandbox.exec_bytes(["sh", "-c", _KILL_LEFTOVERS + "exit 0\n"], timeout=60)
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader could not end the test run's processes (exit {code}): {out[-300:]!r}")
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"
         return result
-    result.junit_xml = _read_optional(sandbox, junit)
+    result.junit_xml = _read_results(sandbox, junit)
     result.outcome, result.reason, result.tests = decide(
         task, spec.log_parser, exit_code=run.exit_code, log=run.output, junit_xml=result.junit_xml,
         patch_applied=result.patch_applied, canaries=result.canaries, mirrors=result.node_mirrors,
@@ -623,9 +649,8 @@ def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
     return result
 
 
-_LIST_SCRIPT = r"""cd "$1" && find . \( -name node_modules -o -name .git \) -prune -o -type f \( -name '*.js' -o -name '*.cjs' \
--o -name '*.mjs' -o -name '*.jsx' -o -name '*.ts' -o -name '*.cts' -o -name '*.mts' -o -name '*.tsx' \) -print | head -n 50000"""
-"""The work tree's JavaScript and TypeScript files (where a JUnit id's file is looked up)."""
+_JS_SUFFIXES = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
+
 
 _PLANT_SCRIPT = r"""
 w=$(realpath -e -- "$1") || exit 3; m=$2; shift 2
@@ -643,19 +668,37 @@ while [ $# -ge 2 ]; do
   esac
   shift 2
 done
+# the planted files and the required tests' own files stay root's through the run: read-only to uid 1000, in
+# folders up to the work tree's root that are root's and sticky (uid 1000 still creates files there, but can
+# neither rewrite, remove nor rename a file of root's or a folder on the way)
+set -f; IFS='
+'
+for f in $EH_PROTECT; do
+  p="$w/$f"
+  [ -f "$p" ] && [ ! -L "$p" ] && inside "$p" || continue
+  chown 0:0 "$p" && chmod 0644 "$p" || exit 4
+  d=$(dirname -- "$p")
+  while [ "${#d}" -ge "${#w}" ]; do
+    [ -d "$d" ] && [ ! -L "$d" ] && inside "$d" || exit 5
+    chown 0:0 "$d" && chmod 1777 "$d" || exit 4
+    [ "$d" = "$w" ] && break
+    d=$(dirname -- "$d")
+  done
+done
 """
-"""Root plants the checks in the graded tree and prints the paths it could not write."""
+"""Root plants the checks in the graded tree, prints the paths it could not write, and makes the files named in
+``EH_PROTECT`` (newline-separated) read-only to the test run."""
 
 
 def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult,
-                       root_configs: dict[str, str], rng: random.Random | None
+                       root_configs: dict[str, str], owned: list[str], rng: random.Random | None
                        ) -> tuple[list[str], mirror_js.Plan]:
-    """Canaries (``canary_js``) in each file holding a FAIL_TO_PASS test and mirrors (``mirror_js``) beside it.
-    Returns the canaries' ids (passing and failing in turn) and the mirrors planted; both are stored in
-    result.json, so ``evalharness grade`` checks them again."""
-    code, out, _ = sandbox.exec_bytes(["sh", "-c", _LIST_SCRIPT, "sh", sandbox.workdir], timeout=60,
-                                      max_bytes=8 * 1024 * 1024)
-    listing = [line.removeprefix("./") for line in out.decode("utf-8", "replace").splitlines()] if code == 0 else []
+    """Canaries (``canary_js``) in each file holding a FAIL_TO_PASS test and mirrors (``mirror_js``) beside it;
+    ``owned``: the task's own paths (the base tree and the test patch's files: a patch cannot add look-alikes or
+    flood the lookup). Those files and the mirrors are read-only to the test run. Returns the canaries' ids
+    (passing and failing in turn) and the mirrors planted; both are stored in result.json, so
+    ``evalharness grade`` checks them again."""
+    listing = [p for p in owned if p.endswith(_JS_SUFFIXES)]
     files = canary_js.files_of(task.FAIL_TO_PASS, listing)
     texts = {path: _read_text(sandbox, path) for path in files}
     canaries = canary_js.plan(files, spec.test_command, texts, root_configs, rng)
@@ -665,7 +708,8 @@ def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result:
     if "*" not in canaries.why_none:  # a run that may not run every test of a file gets no mirrors either
         mirrors = mirror_js.plan(task.FAIL_TO_PASS, files, texts, listing, rng)
         result.evidence += [f"no mirror for {what}: {why}" for what, why in mirrors.why_none.items()]
-    if not canaries.files and not mirrors.copies:
+    protect = [*files, *mirrors.paths, *(p for p in owned if _snapshot_of(p, files))]
+    if not canaries.files and not mirrors.copies and not protect:
         return [], mirrors
     m = f"{PRIV}/m"
     if mirrors.copies:
@@ -675,7 +719,7 @@ def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result:
         argv += [f"+{copy.path}", str(i)]
     for planted in canaries.files:
         argv += [planted.path, planted.source]
-    code, out, _ = sandbox.exec_bytes(argv, timeout=60)
+    code, out, _ = sandbox.exec_bytes([*_env_argv({"EH_PROTECT": "\n".join(protect)}), *argv], timeout=120)
     if code != 0:
         from evalharness.errors import SandboxError
 
@@ -685,6 +729,14 @@ def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result:
                         for path in sorted(skipped)]
     kept = mirror_js.Plan(tuple(c for c in mirrors.copies if c.path not in skipped), mirrors.why_none)
     return [i for planted in canaries.files if planted.path not in skipped for i in planted.ids], kept
+
+
+def _snapshot_of(path: str, files: list[str]) -> bool:
+    """Is ``path`` the stored snapshot of one of ``files`` (jest's ``__snapshots__/<file name>.snap`` beside it)."""
+    folder, _, name = path.rpartition("/")
+    if not (folder == "__snapshots__" or folder.endswith("/__snapshots__")) or not name.endswith(".snap"):
+        return False
+    return folder.removesuffix("__snapshots__") + name.removesuffix(".snap") in files
 
 
 def _read_text(sandbox: Sandbox, path: str) -> str | None:
@@ -766,10 +818,19 @@ def _junit_disagrees_with_log(junit: dict[str, TestStatus | None], log: str, exi
     return ""
 
 
-def _read_optional(sandbox: Sandbox, path: str) -> str | None:
-    try:
-        return sandbox.read_file(path, max_bytes=MAX_RESULTS_BYTES).decode("utf-8", errors="replace")
-    except FileNotFoundError:
+_READ_RESULTS = '[ -L "$1" ] && exit 65; [ -f "$1" ] || exit 66; exec head -c "$2" "$1"'
+"""The results file, never through a symlink (the run's processes are gone: nothing swaps it after the test)."""
+
+
+def _read_results(sandbox: Sandbox, path: str) -> str | None:
+    """The unguarded run's results file; None when the run wrote none, or left something the grader does not
+    read in its place (a symlink, a file over the cap): the code under test's doing, the agent's outcome."""
+    code, data, _ = sandbox.exec_bytes(["sh", "-c", _READ_RESULTS, "sh", path, str(MAX_RESULTS_BYTES + 1)],
+                                       timeout=120, max_bytes=MAX_RESULTS_BYTES + 1)
+    if code in (65, 66) or (code == 0 and len(data) > MAX_RESULTS_BYTES):
         return None
-    except FileTooLarge:  # written by the code under test: unreadable results, the agent's outcome
-        return None
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"could not read the test run's results file (exit {code})")
+    return data.decode("utf-8", errors="replace")

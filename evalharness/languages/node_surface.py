@@ -53,9 +53,9 @@ RUNNER_CONFIG_PREFIXES = ("jest.", "jest-", "vitest.", "vitest-", "vite.", "moch
 TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "__mocks__", "__snapshots__",
                        "tap-snapshots", "__fixtures__", "__test__"})
 """Folders of tests, mocks (jest uses a root ``__mocks__`` for a dependency without being asked) and snapshots."""
-_TEST_FILE = re.compile(r"[._-](?:test|spec)s?\.[cm]?[jt]sx?$|^(?:test|spec)s?(?:[._-][^/]*)?\.[cm]?[jt]sx?$", re.I)
-"""Test files by name: jest's, vitest's and mocha's ``*.test.*`` / ``*.spec.*``, node:test's ``*-test.*``,
-``*_test.*``, ``test-*.*`` and ``test.*``."""
+_TEST_FILE = re.compile(r"[._-](?:test|spec)+s?\.[cm]?[jt]sx?$|^(?:test|spec)+s?(?:[._-][^/]*)?\.[cm]?[jt]sx?$", re.I)
+"""Test files by name: jest's, vitest's and mocha's ``*.test.*`` / ``*.spec.*`` (jest's default ``testMatch``
+repeats the word: ``*.spectest.*``), node:test's ``*-test.*``, ``*_test.*``, ``test-*.*`` and ``test.*``."""
 SNAPSHOT_SUFFIXES = (".snap", ".snap.js", ".snap.cjs")
 COMPILED = (".node", ".wasm")
 """Native addons and WebAssembly: code that cannot be reviewed in the patch."""

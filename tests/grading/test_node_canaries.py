@@ -7,6 +7,7 @@ Pure: no Docker. ``tests/adversarial/test_node_forgeries_are_not_resolved.py`` p
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -28,27 +29,35 @@ def test_a_jest_file_gets_a_passing_and_a_failing_canary_that_use_its_own_test_a
     assert plan.why_none == {} and len(plan.files) == 1
     one = plan.files[0]
     assert one.path == FILE and one.passing != one.failing
-    assert one.source.count(";test(") == 2 and one.source.count("expect(") == 2
     passing, failing = one.source.strip().splitlines()
-    assert one.passing in passing and one.failing in failing
-    # the sums: the passing canary's holds, the failing one's is off by one
-    for line, off in ((passing, 0), (failing, 1)):
-        numbers = [int(n) for n in line.split("[", 1)[1].split("]", 1)[0].split(",")]
-        assert f".toBe({sum(numbers) + off})" in line
+    assert passing.startswith(f'test("{one.passing}"') and failing.startswith(f'test("{one.failing}"')
+    # the passing canary checks that a failed matcher throws (an expect that swallows failures fails it) ...
+    a, b, total = (int(n) for n in re.search(r"expect\((\d+) \+ (\d+)\)\.toBe\((\d+)\)", passing).groups())
+    assert total == a + b + 1 and "if (!threw)" in passing
+    # ... and the failing one's sum is off by one
+    numbers = [int(n) for n in failing.split("[", 1)[1].split("]", 1)[0].split(",")]
+    assert f".toBe({sum(numbers) + 1})" in failing
 
 
-def test_a_mocha_file_with_it_and_no_expect_gets_canaries_that_throw():
+def test_a_jest_file_with_it_and_no_expect_of_the_runners_gets_canaries_that_throw():
     text = "const assert = require('assert');\nit('adds', function () { assert.equal(1 + 1, 2); });\n"
-    plan = planned(text, "node_modules/.bin/mocha --reporter json {test_files}")
-    source = plan.files[0].source
-    assert source.count(";it(") == 2 and "throw new Error" in source and "expect(" not in source
+    source = planned(text).files[0].source
+    assert source.count("\nit(") == 2 and "throw new Error" in source and "expect(" not in source
+    chai = "const { expect } = require('chai');\nit('adds', () => { expect(2).to.equal(2); });\n"
+    assert "expect(" not in planned(chai).files[0].source
+
+
+def test_the_canaries_call_what_starts_the_files_lines_not_what_its_comments_say():
+    text = "// a regression test (issue #12)\nconst { it } = require('@jest/globals');\nit('x', () => {});\n"
+    assert "\nit(" in planned(text).files[0].source and "test(" not in planned(text).files[0].source
 
 
 @pytest.mark.parametrize("text, why", [
     (TEXT + "test.only('x', () => {});\n", ".only"),
     (TEXT.replace("test(", "fit("), ".only"),
     ("describe.only('d', () => { it('x', () => {}); });\n", ".only"),
-    ("module.exports = 1;\n", "no test( or it( call"),
+    ("module.exports = 1;\n", "no line of the file starts with a test( or it( call"),
+    ("// test('x') is how a test( call looks\n", "no line of the file starts"),
     (None, "could not be read"),
 ])
 def test_a_file_whose_every_test_might_not_run_gets_no_canaries(text, why):
@@ -57,26 +66,32 @@ def test_a_file_whose_every_test_might_not_run_gets_no_canaries(text, why):
 
 
 @pytest.mark.parametrize("command", [
-    JEST + " -t clamp", JEST + " --testNamePattern=clamp", JEST + " --bail", JEST + " -b",
-    "node_modules/.bin/mocha --grep clamp {test_files}", "node_modules/.bin/tap -R tap {test_files}",
-    "npm test", "node_modules/.bin/jest 'unclosed",
+    JEST + " -t clamp", JEST + " --testNamePattern=clamp", JEST + " --bail", JEST + " -b", JEST + " --config=j.js",
+    "npx eslint . && " + JEST, JEST + "; true", "node_modules/.bin/mocha {test_files}",
+    "node_modules/.bin/tap -R tap {test_files}", "npm test", "node_modules/.bin/jest 'unclosed",
 ])
 def test_a_command_that_filters_stops_early_or_runs_an_unknown_runner_gets_no_canaries(command):
     plan = planned(command=command)
     assert plan.files == () and "*" in plan.why_none
 
 
-def test_bail_in_the_base_configuration_means_no_canaries():
+def test_a_stop_or_filter_in_the_base_configuration_means_no_canaries():
     assert planned(configs={"package.json": '{"jest": {"bail": true}}'}).files == ()
     assert planned(configs={"jest.config.js": "module.exports = { bail: 1 };"}).files == ()
+    assert planned(configs={"jest.config.js": "module.exports = { testNamePattern: 'unit' };"}).files == ()
     assert planned(configs={"package.json": '{"jest": {"verbose": true}}'}).files != ()
+
+
+def test_a_file_that_is_not_a_test_file_by_name_or_folder_gets_no_canaries():
+    plan = canary_js.plan(["src/calc.js"], JEST, {"src/calc.js": TEXT}, {}, random.Random(7))
+    assert plan.files == () and "not a test file" in plan.why_none["src/calc.js"]
 
 
 def test_runner_names_are_read_from_the_command_words():
     assert canary_js.runner_of(JEST) == "jest"
     assert canary_js.runner_of("npx vitest run {test_files}") == "vitest"
-    assert canary_js.runner_of("node node_modules/mocha/bin/mocha.js t/") == "mocha"
-    assert canary_js.runner_of("node_modules/.bin/jest && node_modules/.bin/mocha") is None  # two runners: unknown
+    assert canary_js.runner_of("node node_modules/mocha/bin/mocha.js t/") is None  # mocha: no canaries
+    assert canary_js.runner_of("node_modules/.bin/jest && node_modules/.bin/vitest") is None  # two runners
 
 
 def test_the_file_of_a_junit_worded_id_is_found_in_the_work_tree():
