@@ -121,7 +121,7 @@ def plan(files: list[str], command: str, texts: dict[str, str | None], root_conf
     """Canaries for ``files`` (``files_of``; ``texts``: each file's graded text, None if unreadable);
     ``root_configs``: the base's root configuration texts (``package.json``, ``jest.config.*``) by name."""
     runner = runner_of(command)
-    whole = (None if runner else "the command runs no jest, vitest or mocha the grader recognises") or \
+    whole = (None if runner else "the command runs no jest or vitest the grader recognises") or \
         _filters(command) or next((f"{name} names {m.group(0)} (a stop or a filter)"
                                    for name, text in sorted(root_configs.items())
                                    for m in [_CONFIG_STOPS.search(text or "")] if m), None)
