@@ -208,3 +208,12 @@ def test_every_stryker_mutator_has_its_nearest_class_named():
                "BooleanLiteral", "ConditionalExpression", "EqualityOperator", "LogicalOperator", "MethodExpression",
                "ObjectLiteral", "OptionalChaining", "Regex", "StringLiteral", "UnaryOperator", "UpdateOperator"}
     assert set(mutants.CLASSES) == stryker
+
+
+def test_the_runners_own_time_limits_are_raised_once_for_tap_and_jest():
+    tap = "node_modules/.bin/tap --no-coverage -R tap {test_files} > {junit_xml}"
+    assert steps.steady_command(tap) == "node_modules/.bin/tap --timeout=300 --no-coverage -R tap {test_files} > {junit_xml}"
+    assert steps.steady_command(steps.steady_command(tap)) == steps.steady_command(tap)
+    jest = "node_modules/.bin/jest --ci --json --outputFile={junit_xml} --runTestsByPath {test_files}"
+    assert "--testTimeout=120000 --ci" in steps.steady_command(jest)
+    assert steps.steady_command("python -m pytest {test_files}") == "python -m pytest {test_files}"

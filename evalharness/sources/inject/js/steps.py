@@ -42,6 +42,22 @@ def with_instrumenter(manifest: dict) -> dict:
     return manifest
 
 
+RUNNER_TIMEOUTS = {"node_modules/.bin/tap ": "--timeout=300 ", "node_modules/.bin/jest ": "--testTimeout=120000 "}
+"""The runners' own per-file (tap, 30 s by default and in many projects' configuration) and per-test (jest, 5 s)
+time limits, raised: a limit met on an idle machine fails a slow test on a loaded one, and a gold run that
+fails that way makes the task look flaky. The sandbox's limit (``timeouts.tests_s``) and the pre-screen's
+still end a mutant that hangs."""
+
+
+def steady_command(test_command: str) -> str:
+    """``test_command`` with the runner's own time limit raised (``RUNNER_TIMEOUTS``), once."""
+    for runner, option in RUNNER_TIMEOUTS.items():
+        flag = option.split("=")[0]
+        if test_command.startswith(runner) and flag not in test_command:
+            return runner + option + test_command[len(runner):]
+    return test_command
+
+
 def manifest_from_repo(repo: str, out: Path, name: str, ref: str = "HEAD") -> dict:
     """A Node manifest for a local folder or git URL at ``ref``, as ``packs new`` detects it, plus the
     instrumenter."""
@@ -62,6 +78,7 @@ def manifest_from_repo(repo: str, out: Path, name: str, ref: str = "HEAD") -> di
     if "://" not in src["url"] and not os.path.isabs(src["url"]):
         src["url"] = os.path.relpath((out.resolve() / src["url"]).resolve(), out.resolve())
     manifest["description"] = f"Defects injected into {repo} by Stryker's mutators (evalharness packs inject)."
+    manifest["test_command"] = steady_command(manifest["test_command"])
     return with_instrumenter(manifest)
 
 
