@@ -103,14 +103,14 @@ def test_stryker_mutants_of_a_small_tap_library_become_tasks_oracle_resolves(tmp
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "clamplib")
     out = tmp_path / "injected"
-    done = run_cli("packs", "inject", "--repo", str(repo), "--count", "2", "--out", str(out), "--seed", "1",
-                   cwd=tmp_path, check=False, timeout=1800)
+    done = run_cli("packs", "inject", "--repo", str(repo), "--count", "1", "--out", str(out), "--seed", "1",
+                   "--reruns", "1", cwd=tmp_path, check=False, timeout=1800)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "@stryker-mutator/instrumenter@8.7.1" in (out / "pack.yaml").read_text()
     report = json.loads((out / "injection-report.json").read_text())
     assert {e["path"] for e in report["mutants"]} == {"index.js"}
     assert not any(e["verdict"] in ("ok", "candidate") and e["function"] == "describe" for e in report["mutants"])
-    tasks = check_pack(out, tmp_path, 2)
+    tasks = check_pack(out, tmp_path, 1)
     assert all(t["metadata"]["function"] == "clamp" for t in tasks)
 
 
