@@ -130,7 +130,15 @@ TAP = """TAP version 13
         ok 1 - throws
         1..1
     ok 2 - throws on bad version # time=1ms
-    1..2
+    # Subtest: minimum version
+        not ok 1 - minVersion(^2.16.2 ^2.16, false) = 2.16.2
+          ---
+          found: null
+          wanted: 2.16.2
+          ...
+        1..1
+    not ok 3 - minimum version # time=1ms
+    1..3
 not ok 1 - test/functions/diff.js # time=300ms
 1..1
 """
@@ -138,14 +146,17 @@ not ok 1 - test/functions/diff.js # time=300ms
 
 def test_a_tap_failure_is_quoted_by_its_title_and_values_never_its_location():
     quoted = messages.failure_messages("tap", TAP)
-    assert list(quoted) == ["test/functions/diff.js::diff versions test"]  # the first failure of each test
+    assert list(quoted) == ["test/functions/diff.js::diff versions test",  # the first failure of each test
+                            "test/functions/diff.js::minimum version"]
+    assert quoted["test/functions/diff.js::minimum version"].splitlines()[1] == "found: null"  # not Python's None
     message = quoted["test/functions/diff.js::diff versions test"]
     assert message.splitlines()[0] == "diff(1.0.0-1, 1.0.0) === major"
     assert "-major" in message and "+minor" in message and "compare: ===" in message
     assert "52" not in message and "test/functions" not in message and "t.equal" not in message
     run = prescreen.read_report("tap", TAP, "", 1)
     assert run.statuses == {"test/functions/diff.js::diff versions test": "failed",
-                            "test/functions/diff.js::throws on bad version": "passed"}
+                            "test/functions/diff.js::throws on bad version": "passed",
+                            "test/functions/diff.js::minimum version": "failed"}
     assert prescreen.read_report("tap", None, "", 1).statuses == {}  # no report: no results, never passes
 
 

@@ -77,9 +77,14 @@ def _diagnostics(lines: list[str], start: int, indent: int) -> list[str]:
     out = []
     for key in TAP_KEYS:
         if key in data and not isinstance(data[key], (dict, list)):
-            value = str(data[key]).rstrip("\n")
+            value = _scalar(data[key]).rstrip("\n")
             out += [f"{key}: {value}"] if "\n" not in value else [f"{key}:", *value.splitlines()]
     return out
+
+
+def _scalar(value: object) -> str:
+    """A YAML scalar as JavaScript prints it: ``null``, ``true``, ``false`` (not Python's None, True, False)."""
+    return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
 
 
 def _without_stack(message: str) -> str:
