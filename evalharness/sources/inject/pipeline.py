@@ -36,8 +36,10 @@ import yaml
 from evalharness.errors import ImageBuildError, SandboxError, TaskError, UserError
 from evalharness.packs import Pack, PackSpec, find_manifest
 from evalharness.sources.inject import gate, mutations, prescreen, select
-from evalharness.sources.inject.statement import (Failure, Location, public_calls, run_values, stable_messages,
-                                                  write_statement)
+from evalharness.sources.inject.js import mutants as js_mutants
+from evalharness.sources.inject.js import steps as js_steps
+from evalharness.sources.inject.statement import (CODE_SUFFIXES, Failure, Location, public_calls, run_values,
+                                                  stable_messages, write_statement)
 from evalharness.types import TaskSpec
 from evalharness.validation import VALIDATION_DIR, Lists, candidate, discovery_json, load_report, report_path
 
@@ -127,6 +129,8 @@ class Injector:
     discover_reruns: int = 1
     workers: int = 1
     max_tried: int | None = None
+    language: str = "python"
+    """``python`` (libcst mutation classes) or ``node`` (Stryker's mutators, ``js/``)."""
     log: Log = print
     entries: list[dict] = field(default_factory=list)
     kept: list[TaskSpec] = field(default_factory=list)
@@ -151,10 +155,10 @@ class Injector:
         image = self.images.task_image(self.pack, base)
         with self.sandbox(image, spec, base) as box:
             files = prescreen.read_tree(box, spec.environment.workdir)
-            order = self._order(files)
+            order = self._order(files, box)
             self.log(f"{self.library}: {len(order)} mutation sites in {len({s.path for s in order})} modules")
-            command = prescreen.suite_command(spec.test_command)
-            base_run = prescreen.run_suite(box, command, spec.timeouts.tests_s)
+            command = prescreen.suite_command(spec.test_command, log_parser=spec.log_parser)
+            base_run = prescreen.run_suite(box, command, spec.timeouts.tests_s, spec.log_parser)
             passing = [t for t, s in base_run.statuses.items() if s == "passed"]
             if not passing:
                 raise UserError(f"the test suite of {self.library} passes no test at base (exit {base_run.exit_code})",
@@ -164,7 +168,11 @@ class Injector:
             self._inject(box, spec, files, order, base_run, timeout)
         return self._finish(len(order), base_run, time.monotonic() - started)
 
-    def _order(self, files: dict[str, bytes]) -> list[mutations.Site]:
+    def _order(self, files: dict[str, bytes], box=None) -> list[mutations.Site]:
+        rng = random.Random(self.seed)
+        if self.language == "node":
+            found = js_steps.sites(box, files, self.log)
+            return select.spread(found, [lambda s: s.module, lambda s: s.function, lambda s: s.mutation], rng)
         found = []
         test_only = gate.test_only_modules(files)
         for path, source in mutations.iter_library_files(files):
@@ -176,7 +184,6 @@ class Injector:
                 found += mutations.sites(source, path)
             except Exception as e:  # libcst cannot parse it (Python 2 code, a template): skip the file
                 self.log(f"note: {path} skipped: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
-        rng = random.Random(self.seed)
         return select.spread(found, [lambda s: s.module, lambda s: s.function, lambda s: s.mutation], rng)
 
     def _inject(self, box, spec, files, order, base_run, timeout) -> None:
@@ -197,7 +204,8 @@ class Injector:
 
     def _screen(self, box, spec, sources, site, base_run, timeout) -> Mutant | None:
         original = sources[site.path]
-        mutated = mutations.apply(original, site)
+        mutated = js_mutants.apply(original, site) if isinstance(site, js_mutants.JsSite) \
+            else mutations.apply(original, site)
         mutant = Mutant(site, mutations.diff(site.path, original, mutated), mutations.diff(site.path, mutated, original))
         workdir = spec.environment.workdir
         if self._previous(mutant) is not None:  # validated by an earlier, interrupted injection: resume it
@@ -205,8 +213,9 @@ class Injector:
         else:
             try:
                 prescreen.write_source(box, workdir, site.path, mutated)
-                run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True),
-                                          timeout)
+                run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True,
+                                                                       log_parser=spec.log_parser),
+                                          timeout, spec.log_parser)
             finally:
                 prescreen.write_source(box, workdir, site.path, original)
             screen = prescreen.screen(base_run, run, timeout)
@@ -277,7 +286,7 @@ class Injector:
         messages = self._messages(task, f2p)
         failures = [Failure(t, messages.get(t, "")) for t in f2p]
         where = Location(mutant.site.path, mutant.site.function_name,
-                         tuple(p for p in files if p.endswith(".py")))
+                         tuple(p for p in files if p.endswith(CODE_SUFFIXES)))
         statement = write_statement(failures, library=self.library, where=where, gold_patch=mutant.gold_patch,
                                     files=files)
         if statement is None:
@@ -357,9 +366,10 @@ class Injector:
         """What each failing test reports with the defect: its tests run twice in a sandbox of the task image,
         and what differs between the two runs (an address, a process id) masked."""
         spec = self.pack.spec_for(task)
-        command = prescreen.suite_command(spec.test_command, tests=tests[:20])
+        command = prescreen.suite_command(spec.test_command, tests=tests[:20], log_parser=spec.log_parser)
         with self.sandbox(self.images.task_image(self.pack, task), spec, task) as box:
-            first, second = [prescreen.run_suite(box, command, spec.timeouts.tests_s) for _ in range(2)]
+            first, second = [prescreen.run_suite(box, command, spec.timeouts.tests_s, spec.log_parser)
+                             for _ in range(2)]
         return stable_messages(first.messages, second.messages)
 
     def _entry(self, mutant: Mutant) -> dict:

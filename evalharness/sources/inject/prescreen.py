@@ -13,7 +13,8 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from evalharness.grading.parsers import TestRun, parse_junit
+from evalharness.grading.parsers import TestRun, parse, parse_junit
+from evalharness.sources.inject.js.messages import failure_messages
 from evalharness.templating import fill
 
 JUNIT = "/tmp/eh-inject-junit.xml"
@@ -43,9 +44,15 @@ class Screen:
     reason: str = ""
 
 
-def suite_command(test_command: str, *, first_failure: bool = False, tests: list[str] | None = None) -> str:
+def suite_command(test_command: str, *, first_failure: bool = False, tests: list[str] | None = None,
+                  log_parser: str = "junit") -> str:
     """The pack's test command on the whole suite (or on ``tests``), writing JUnit XML where we read it;
-    ``first_failure`` stops at the first failing test (a kill is known by then)."""
+    ``first_failure`` stops at the first failing test (a kill is known by then). A Node runner's command
+    (any ``log_parser`` but pytest's ``junit``) writes its own report to the results file and runs whole
+    (its ``{test_files}`` are the files of ``tests``)."""
+    if log_parser != "junit":
+        files = " ".join(shlex.quote(f) for f in sorted({t.split("::")[0] for t in tests or []}))
+        return fill(test_command, {"test_files": files, "junit_xml": JUNIT})
     files = " ".join(shlex.quote(t) for t in tests or [])
     command = fill(test_command, {"test_files": files, "junit_xml": JUNIT})
     if files and files not in command:
@@ -56,8 +63,10 @@ def suite_command(test_command: str, *, first_failure: bool = False, tests: list
 
 
 def read_tree(box, workdir: str) -> dict[str, bytes]:
-    """Every file of the work tree (not ``.git``), read out of the sandbox."""
-    code, data, _ = box.exec_bytes(["tar", "-C", workdir, "--exclude=./.git", "-cf", "-", "."], timeout=120,
+    """Every file of the work tree (not ``.git``, not the installed packages of ``node_modules``), read out of
+    the sandbox."""
+    code, data, _ = box.exec_bytes(["tar", "-C", workdir, "--exclude=./.git", "--exclude=node_modules", "-cf", "-",
+                                    "."], timeout=120,
                                    max_bytes=256 * 1024 * 1024)
     if code != 0:
         raise RuntimeError(f"could not read the work tree {workdir} (tar exit {code})")
@@ -69,7 +78,7 @@ def read_tree(box, workdir: str) -> dict[str, bytes]:
     return files
 
 
-def run_suite(box, command: str, timeout: float) -> SuiteRun:
+def run_suite(box, command: str, timeout: float, log_parser: str = "junit") -> SuiteRun:
     started = time.monotonic()
     box.exec(f"rm -f {JUNIT}", timeout=30)
     result = box.exec(command, timeout=timeout)
@@ -78,7 +87,8 @@ def run_suite(box, command: str, timeout: float) -> SuiteRun:
         xml = box.read_file(JUNIT).decode(errors="replace")
     except FileNotFoundError:
         xml = None
-    run = read_run(xml, result.output, result.exit_code)
+    run = read_run(xml, result.output, result.exit_code) if log_parser == "junit" \
+        else read_report(log_parser, xml, result.output, result.exit_code)
     run.timed_out, run.seconds = result.timed_out, seconds
     return run
 
@@ -93,6 +103,17 @@ def read_run(xml: str | None, output: str, exit_code: int) -> SuiteRun:
     except ValueError:
         return run
     run.messages, run.collection_errors = _messages(xml, run.statuses)
+    return run
+
+
+def read_report(log_parser: str, text: str | None, output: str, exit_code: int) -> SuiteRun:
+    """Pure: a suite run from a Node runner's results file (``log_parser``'s format; None when none was written)."""
+    run = SuiteRun({}, exit_code=exit_code)
+    try:
+        run.statuses = {k: v.value for k, v in parse(log_parser, TestRun(output, exit_code, text)).items()}
+    except ValueError:
+        return run
+    run.messages = failure_messages(log_parser, text)
     return run
 
 

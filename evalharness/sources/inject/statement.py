@@ -21,7 +21,10 @@ from evalharness.sources.leak import check_statement
 MAX_TESTS = 5
 MAX_LINES = 12
 MAX_LINE_CHARS = 160
-_PATHLIKE = re.compile(r"[\w.\-/\\]*\w\.(?:py|pyc|pyi|pyx)\b")
+CODE_SUFFIXES = (".py", ".pyi", ".pyx", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx")
+"""The library's source files (Python, JavaScript, TypeScript): a statement names none of the repository's."""
+_PATHLIKE = re.compile(r"[\w.\-/\\]*\w\.(?:py|pyc|pyi|pyx|[cm]?[jt]sx?)\b")
+_JS_NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _LINE = re.compile(r"\blines?\s*\d+|:\d+(?::\d+)?\b|#L\d+", re.IGNORECASE)
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}|(?<=\bat )0x[0-9a-fA-F]+")
 _CUT_ADDRESS = re.compile(r"(?<=\.\.\.)(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{4,}(?=>)")
@@ -62,6 +65,11 @@ def public_calls(test: str, files: dict[str, bytes]) -> set[str]:
     """Names the test function's own code calls or refers to (``f(...)``, ``obj.f(...)``, a default
     ``key=mod.f`` it then calls): what a reporter running it can name."""
     path, *names = test.split("::")
+    if path.endswith(CODE_SUFFIXES[3:]):  # JavaScript/TypeScript: every name the test file uses (no per-test scope)
+        try:
+            return set(_JS_NAME.findall(files[path].decode()))
+        except (KeyError, UnicodeDecodeError):
+            return set()
     try:
         with _PARSE_LOCK:  # CPython 3.11's ast.parse is not safe in threads (SystemError: recursion depth mismatch)
             tree = ast.parse(files[path].decode())

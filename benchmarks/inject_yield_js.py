@@ -1,0 +1,112 @@
+"""Injected defects in JavaScript/TypeScript libraries (Stryker's mutators): mutants tried, tasks kept, why the
+rest were rejected, what each step costs; then oracle and null runs of each pack.
+
+    .venv/bin/python benchmarks/inject_yield_js.py --repo semver=../shared/research-data/mining-repos/npm__node-semver.git
+        [--repo ts-pattern=...gvergnaud__ts-pattern.git] [--count 10] [--out-root tasks] [--report-only] [--note ...]
+
+For each NAME=REPO (a git URL, folder or bare repository, cloned to a work tree first), `evalharness packs
+inject --repo CLONE --count N --out OUT_ROOT/inject-js-NAME`, then `evalharness run -p OUT -H oracle -H null`,
+then writes BENCHMARKS.md ("## Injected defects in JavaScript/TypeScript, yield"). `--report-only` reads what
+the packs and their saved runs already hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks._report import write_section  # noqa: E402
+from benchmarks.inject_yield import EVALHARNESS, _gate_line, save_run  # noqa: E402
+
+TITLE = "Injected defects in JavaScript/TypeScript, yield"
+
+
+def clone(source: str, into: Path) -> Path:
+    """A work-tree clone of ``source`` (a bare repository is copied first: a read-only one lacks refs/)."""
+    path = Path(source)
+    if path.is_dir() and not (path / ".git").exists():
+        copy = into / path.name
+        shutil.copytree(path, copy)
+        (copy / "refs").mkdir(exist_ok=True)
+        source = str(copy)
+    target = into / "repo"
+    subprocess.run(["git", "clone", "-q", source, str(target)], check=True)
+    return target
+
+
+def inject(name: str, source: str, out: Path, count: int, seed: int) -> None:
+    with tempfile.TemporaryDirectory(prefix=f"eh-inject-{name}-") as tmp:
+        repo = clone(source, Path(tmp))
+        subprocess.run([*EVALHARNESS, "packs", "inject", "--repo", str(repo), "--count", str(count), "--out",
+                        str(out), "--seed", str(seed), "--force"], cwd=REPO, check=False)
+
+
+def run_pack(out: Path) -> dict:
+    done = subprocess.run([*EVALHARNESS, "run", "-p", str(out), "-H", "oracle", "-H", "null", "--format", "json"],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    return save_run(out, done.stdout, done.stderr)
+
+
+def section(packs: dict[str, Path], notes: list[str]) -> str:
+    rows, lines = [], []
+    for name, out in packs.items():
+        report = json.loads((out / "injection-report.json").read_text())
+        run_path = out / "run-oracle-null.json"
+        scores = {s["config"]: s for s in json.loads(run_path.read_text()).get("scores", [])} \
+            if run_path.exists() else {}
+
+        def rate(harness: str) -> str:
+            s = next((v for k, v in scores.items() if k.startswith(harness)), None)
+            return f"{s['resolve_rate']:.0%} of {s['n_tasks']}" if s else "not run"
+
+        decided = report["tried"] - report["by_verdict"].get("not_needed", 0)
+        rows.append(f"| {name} | {report['sites']} | {report['base_tests_passing']} | {report['tried']} | "
+                    f"{report['kept']} of {report['count']} | {report['kept'] / max(decided, 1):.0%} of {decided} | "
+                    f"{report['prescreen_s_per_mutant']} | {report['validate_s_per_candidate']} | "
+                    f"{report['seconds'] / 60:.0f} min | {rate('oracle')} | {rate('null')} |")
+        lines.append(f"- {name}: verdicts " + ", ".join(f"{k} {n}" for k, n in report["by_verdict"].items())
+                     + "; by Stryker mutator (tried/kept) " + ", ".join(
+                         f"{c} {v['tried']}/{v['kept']}" for c, v in report["by_class"].items())
+                     + _gate_line(report))
+    return "\n".join([
+        "`evalharness packs inject --repo REPO --count N` on the shared JavaScript/TypeScript repositories",
+        "(Stryker's instrumenter 8.7.1 in the pack's image; the pack's own runner and report), then `evalharness",
+        "run -H oracle -H null` on each pack. Produced by `benchmarks/inject_yield_js.py`; seconds are those of the",
+        "machine it ran on (named in the notes), pre-screen: the whole suite once per mutant.",
+        "",
+        "| repository | sites | tests passing at base | mutants tried | kept | yield | pre-screen s/mutant | "
+        "validation s/candidate | wall | oracle | null |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows, "", *lines, "", *[f"- {note}" for note in notes]])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", action="append", default=[], metavar="NAME=REPO", required=True)
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-root", type=Path, default=REPO / "tasks")
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--note", action="append", default=[], help="A line added under the table (repeatable).")
+    args = parser.parse_args()
+    packs = {}
+    for item in args.repo:
+        name, _, source = item.partition("=")
+        out = args.out_root / f"inject-js-{name}"
+        if not args.report_only:
+            inject(name, source, out, args.count, args.seed)
+            run_pack(out)
+        packs[name] = out
+    write_section(REPO / "BENCHMARKS.md", TITLE, section(packs, args.note))
+
+
+if __name__ == "__main__":
+    main()
