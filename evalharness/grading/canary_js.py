@@ -196,7 +196,7 @@ def check(pairs_: list[tuple[str, str]], statuses: dict[str, object], required: 
         if not any(s is not None for t, s in required.items() if owned_by(t, path)):
             continue
         for test_id, want in ((passing, "passed"), (failing, "failed")):
-            seen = _status(statuses, test_id)
+            seen = reported(statuses, test_id, test_id.split("::", 1)[1])
             if not seen:
                 problems.append(f"canary test {test_id} was not reported while the file's own tests were: the "
                                 "run's results are incomplete or forged")
@@ -207,10 +207,9 @@ def check(pairs_: list[tuple[str, str]], statuses: dict[str, object], required: 
     return problems
 
 
-def _status(statuses: dict[str, object], test_id: str) -> set[str]:
-    """Statuses of the ids naming this canary: its exact id, or (a JUnit template that words ids its own way)
-    any id ending with its title, which is random enough to be its own."""
-    title = test_id.split("::", 1)[1]
+def reported(statuses: dict[str, object], test_id: str, title: str) -> set[str]:
+    """Statuses of the ids naming a planted test (a canary, a mirror): its exact id, or (a JUnit template that words
+    ids its own way) any id ending with its random title, which is random enough to be its own."""
     found = statuses.get(test_id)
     hits = [found] if found is not None else [s for t, s in statuses.items() if t.endswith(title)]
     return {getattr(s, "value", s) for s in hits if s is not None}

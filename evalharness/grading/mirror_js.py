@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from evalharness.grading.canary import _WORDS
-from evalharness.grading.canary_js import owned_by
+from evalharness.grading.canary_js import owned_by, reported
 
 _UNFIT = re.compile(r"toMatch(?:Inline)?Snapshot|toThrowErrorMatching(?:Inline)?Snapshot|matchSnapshot|"
                     r"__filename|import\.meta\.url|getState\s*\(|testPath|currentTestName|"
@@ -118,10 +118,7 @@ def check(pairs: dict[str, str], statuses: dict[str, object], required: dict[str
     for original, mirror in pairs.items():
         if _value(required.get(original)) != "passed":
             continue
-        title = title_of(mirror)
-        seen = statuses.get(mirror)
-        hits = [seen] if seen is not None else [s for t, s in statuses.items() if t.endswith(title)]
-        values = {_value(s) for s in hits if s is not None}
+        values = reported(statuses, mirror, title_of(mirror))
         if values != {"passed"}:
             got = "/".join(sorted(values)) or "not reported"
             problems.append(f"{original} passed but its mirror {mirror} (the same test under a name the code "
