@@ -33,7 +33,7 @@ from evalharness.grading.canary import Canaries, make_canaries
 from evalharness.grading.mirror import MirrorPlan, plan_mirrors, recheck_alone, unmirrorable_args
 from evalharness.grading.parsers import TestRun, TestStatus, consistent_with_exit_code, match_test_ids, parse
 from evalharness.grading.extract import BASE_OBJECTS, SCRATCH_GIT
-from evalharness.grading.policy import blobs_needed, decide_surface
+from evalharness.grading.policy import blobs_needed, decide_surface, in_trees, test_trees
 from evalharness.grading.suspicious import scan_patch
 from evalharness.grading.surface import (GIT_SAFE_CONFIG, INFO_ATTRIBUTES, RAW_DIFF_ARGS, parse_numstat_z, parse_raw_z,
                                          sandbox_git_env)
@@ -135,6 +135,9 @@ if [ -s "$x/canary.py" ]; then install -o 1000 -g 1000 -m 0644 "$x/canary.py" "$
 if [ -s "$x/mirror.json" ]; then
   python3 -s -I "$x/eh_mirror.py" "$work" < "$x/mirror.json" 2>"$x/mirror.err" || cp "$x/stdin.plain" "$x/stdin"
 fi
+# the task's test files, the canaries' and the mirrors' stay root's through the run (code under test that a
+# conftest imports cannot rewrite a test module before pytest reads it)
+if [ -s "$x/protect" ]; then python3 -s -I "$x/eh_protect.py" "$work" < "$x/protect" >/dev/null 2>"$x/err" || exit 25; fi
 [ -n "$EH_RUN" ] || exit 0
 """
 
@@ -318,6 +321,11 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
             second[f"{x}/{name}"] = (json.dumps(_settings(task, args, canaries, nonce, sandbox.workdir,
                                                           written=written, protected=protected, mirrors=plan))
                                      + "\n").encode()
+    owned = _task_paths(sandbox, env, base, test_patch_files)
+    if language == "python":  # the task's test files and what else its test folders hold stay root's in the run
+        trees = test_trees(protected)
+        second[f"{x}/protect"] = _protect_list(sorted(set(protected) | {p for p in owned if in_trees(p, trees)}))
+        second[f"{x}/eh_protect.py"] = _data_file("eh_protect.py")
     bundle = files_tar(second) if hasattr(sandbox, "write_files") else None
     if bundle is None:
         write_files(sandbox, second)
@@ -341,7 +349,6 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
     if args is None:
         result.runner = "command"
         configs = {k.split(":", 1)[1]: v.decode("utf-8", "replace") for k, v in blobs.items() if k.startswith(f"{base}:")}
-        owned = _task_paths(sandbox, env, base, test_patch_files) if language == "node" else []
         return _run_unguarded(task, spec, sandbox, result, language=language, root_configs=configs, owned=owned,
                               rng=rng)
     result = _judge_guarded(task, spec, sandbox, result, out, canaries, nonce, {a.path for a in decision.applied},
@@ -350,6 +357,11 @@ def grade(task: TaskSpec, spec: PackSpec, patch: str | bytes, sandbox: Sandbox, 
         _recheck_mirrors(task, spec, sandbox, result, args, written, protected, run_env,
                          {a.path for a in decision.applied}, canaries, nonce)
     return result
+
+
+def _protect_list(paths) -> bytes:
+    """The input of ``data/eh_protect.py``: the paths, NUL-separated."""
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
 def _scan(result: GradeResult, data: bytes, language: str) -> None:
@@ -668,26 +680,11 @@ while [ $# -ge 2 ]; do
   esac
   shift 2
 done
-# the planted files and the required tests' own files stay root's through the run: read-only to uid 1000, in
-# folders up to the work tree's root that are root's and sticky (uid 1000 still creates files there, but can
-# neither rewrite, remove nor rename a file of root's or a folder on the way)
-set -f; IFS='
-'
-for f in $EH_PROTECT; do
-  p="$w/$f"
-  [ -f "$p" ] && [ ! -L "$p" ] && inside "$p" || continue
-  chown 0:0 "$p" && chmod 0644 "$p" || exit 4
-  d=$(dirname -- "$p")
-  while [ "${#d}" -ge "${#w}" ]; do
-    [ -d "$d" ] && [ ! -L "$d" ] && inside "$d" || exit 5
-    chown 0:0 "$d" && chmod 1777 "$d" || exit 4
-    [ "$d" = "$w" ] && break
-    d=$(dirname -- "$d")
-  done
-done
+# the planted files and the required tests' own files stay root's through the run (data/eh_protect.py)
+if [ -s "$m/protect" ]; then python3 -s -I "$m/eh_protect.py" "$w" < "$m/protect" >/dev/null || exit 4; fi
 """
 """Root plants the checks in the graded tree, prints the paths it could not write, and makes the files named in
-``EH_PROTECT`` (newline-separated) read-only to the test run."""
+``$m/protect`` read-only to the test run."""
 
 
 def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: GradeResult,
@@ -712,14 +709,14 @@ def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result:
     if not canaries.files and not mirrors.copies and not protect:
         return [], mirrors
     m = f"{PRIV}/m"
-    if mirrors.copies:
-        write_files(sandbox, {f"{m}/{i}": c.text.encode() for i, c in enumerate(mirrors.copies)})
+    write_files(sandbox, {**{f"{m}/{i}": c.text.encode() for i, c in enumerate(mirrors.copies)},
+                          f"{m}/protect": _protect_list(protect), f"{m}/eh_protect.py": _data_file("eh_protect.py")})
     argv = ["sh", "-c", _PLANT_SCRIPT, "sh", sandbox.workdir, m]
     for i, copy in enumerate(mirrors.copies):
         argv += [f"+{copy.path}", str(i)]
     for planted in canaries.files:
         argv += [planted.path, planted.source]
-    code, out, _ = sandbox.exec_bytes([*_env_argv({"EH_PROTECT": "\n".join(protect)}), *argv], timeout=120)
+    code, out, _ = sandbox.exec_bytes(argv, timeout=120)
     if code != 0:
         from evalharness.errors import SandboxError
 

@@ -106,11 +106,12 @@ def decide_surface(changes: list[Change], *, test_files: set[str], blobs: dict[s
     ``language`` and ``base``)."""
     blobs = blobs or {}
     test_dirs = {str(PurePosixPath(f).parent) for f in test_files}
+    trees = test_trees(test_files)
     named = _named_by_base_config(blobs, base) if language == "node" else None
     out = SurfaceDecision()
     for change in changes:
         try:
-            action, why, flag = _decide_one(change, test_files, test_dirs, blobs, named)
+            action, why, flag = _decide_one(change, test_files, test_dirs, blobs, named, trees)
         except Exception as e:  # noqa: BLE001 - fail closed: a path the grader cannot decide is never the machine's
             action, why, flag = ("restored", f"the grader could not read this file ({type(e).__name__}): "
                                  "graded as the base commit has it", Flag.TOUCHED_CONFIG.value)
@@ -143,8 +144,25 @@ def _decide_node(change: Change, parts: list[str], blobs: dict[str, bytes], name
     return node_surface.decide(parts, change.status, test_affecting_change=affecting, named=named)
 
 
+def test_trees(test_files) -> set[str]:
+    """The folders holding the task's test files that are test folders by name (a ``test``, ``tests`` or
+    ``testing`` folder on the way; never the root): what else lies under them is the tests' own (helpers,
+    fixtures, data they compare with)."""
+    trees = set()
+    for f in test_files:
+        folder = PurePosixPath(f).parent
+        if str(folder) != "." and any(part in TEST_DIR_NAMES for part in folder.parts):
+            trees.add(str(folder))
+    return trees
+
+
+def in_trees(path: str, trees: set[str]) -> bool:
+    """Whether ``path`` lies under one of ``trees`` (``test_trees``)."""
+    return any(path.startswith(t + "/") for t in trees)
+
+
 def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs: dict[str, bytes],
-                named: frozenset[str] | None = None) -> tuple[str, str, str]:
+                named: frozenset[str] | None = None, trees: set[str] = frozenset()) -> tuple[str, str, str]:
     parts = [p.decode("utf-8", "surrogateescape") for p in change.parts]
     if any(p.lower() in (".git", "git~1") or p.lower().startswith(".git/") for p in parts):
         return "rejected", "a path inside .git: no fix writes the repository's own data", ""
@@ -160,6 +178,10 @@ def _decide_one(change: Change, test_files: set[str], test_dirs: set[str], blobs
         node = _decide_node(change, parts, blobs, named)
         if node is not None:
             return node
+    if change.status != "A" and named is None and in_trees(path, trees) \
+            and not (name.lower().endswith(COMPILED) or "__pycache__" in parts[:-1]):
+        return "restored", "a file of the task's test folders (a helper, fixture or data file its tests read): " \
+            "graded as the task has it", Flag.TOUCHED_TESTS.value
     if name == "__init__.py" and (folder in test_dirs or any(p in TEST_DIR_NAMES for p in parts[:-1])):
         return "restored", "a test package's __init__.py runs before every test", Flag.TOUCHED_TESTS.value
     if name in ALWAYS_RESTORED:

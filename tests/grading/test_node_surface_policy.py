@@ -82,7 +82,9 @@ def test_what_decides_a_node_test_run_is_restored(path, flag):
         got = decide(path, status=status)
         assert (got.action, got.flag) == ("restored", flag), (status, got)
         assert got.why
-    assert decide(path, language="python").action == "applied" or path.endswith((".so", ".pth"))
+    # a Python pack knows none of these names (a new file: a changed one already in the task's test folder,
+    # test/, is the tests' in a Python pack too)
+    assert decide(path, language="python", status="A").action == "applied" or path.endswith((".so", ".pth"))
 
 
 @pytest.mark.parametrize("path", ["src/calc.js", "lib/index.ts", "src/components/Button.tsx", "README.md",

@@ -152,3 +152,41 @@ def test_a_new_module_beside_the_tasks_tests_cannot_shadow_what_they_import(path
 @pytest.mark.parametrize("path", ["tests/test_new.py", "calc/helpers.py", "tests/calc_extra/mod.py"])
 def test_new_test_modules_and_modules_elsewhere_are_applied(path):
     assert action(path, status="A")[0] == "applied"
+
+
+@pytest.mark.parametrize("path,status", [
+    ("tests/helpers.py", "M"), ("tests/helpers.py", "D"), ("tests/data/expected.json", "M"),
+    ("tests/unit/util.py", "M"),
+])
+def test_what_the_tasks_tests_read_from_their_folder_is_restored(path, status):
+    """A helper the tests import, a file they compare with: changing it changes what the tests check."""
+    what, decision = action(path, status=status)
+    assert (what, decision.actions[0].flag) == ("restored", Flag.TOUCHED_TESTS.value), decision
+    assert decision.reset and decision.reset[0].path == path
+
+
+@pytest.mark.parametrize("tests,path,expected", [
+    ({"tests/test_calc.py"}, "calc/helpers.py", "applied"),
+    ({"tests/test_calc.py"}, "testsuite/helpers.py", "applied"),
+    ({"test_calc.py"}, "helpers.py", "applied"),  # tests at the root: the root is never the tests' folder
+    ({"calc/test_calc.py"}, "calc/core.py", "applied"),  # in-source tests: a library folder, not a test folder
+    ({"sympy/core/tests/test_basic.py"}, "sympy/testing/pytest.py", "applied"),
+    ({"sympy/core/tests/test_basic.py"}, "sympy/core/tests/helpers.py", "restored"),
+    # pytest's own repository: its runner files are graded as the task's, but their folder is not a test folder
+    ({"testing/test_main.py", "src/_pytest/main.py"}, "src/_pytest/python.py", "applied"),
+    ({"testing/test_main.py", "src/_pytest/main.py"}, "testing/conftest_helpers.py", "restored"),
+])
+def test_only_the_folders_of_the_tasks_tests_are_theirs(tests, path, expected):
+    decision = decide_surface([change(path)], test_files=tests)
+    assert decision.actions[0].action == expected, decision
+
+
+def test_a_new_file_in_a_test_folder_keeps_its_own_rules():
+    assert action("tests/test_new.py", status="A")[0] == "applied"
+    assert action("tests/data/new.json", status="A")[0] == "applied"
+    assert action("tests/helpers.py", status="A")[0] == "restored"  # a new module beside the tests shadows
+
+
+def test_a_node_pack_decides_its_test_folders_itself():
+    decision = decide_surface([change("tests/helpers.py")], test_files=TESTS, language="node", base="b" * 40)
+    assert decision.actions[0].why != decide_surface([change("tests/helpers.py")], test_files=TESTS).actions[0].why

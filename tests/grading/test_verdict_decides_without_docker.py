@@ -218,6 +218,8 @@ class PlaybackSandbox:
 
 
 RAW_CONFTEST = b":000000 100644 " + b"0" * 40 + b" " + b"c" * 40 + b" A\0tests/conftest.py\0"
+LISTING = (0, b"calc/__init__.py\0tests/test_calc.py\0", False)
+"""The grader's git listing the base tree (the task's own paths)."""
 
 
 def _grade(*answers, patch=b"diff"):
@@ -232,28 +234,43 @@ def _grade(*answers, patch=b"diff"):
 
 def test_a_failed_restore_of_test_files_is_never_ignored_nor_unresolved():
     # the graded tree fails (22); the same tree with no patch (the probe) fails too: the task's error
-    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False), (22, b"", False))
+    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), LISTING, (22, b"", False), (22, b"", False))
     assert result.outcome is Outcome.TASK_ERROR and Flag.RESTORE_FAILED.value in result.flags
     assert "even with no patch" in result.reason and "beyond a symbolic link" in result.reason
     assert result.test_exit_code is None and sandbox.stdins[-1] == b""  # the probe restores nothing
     # the probe builds it: the patch's
-    result, _ = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False), (0, b"", False))
+    result, _ = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), LISTING, (22, b"", False), (0, b"", False))
     assert result.outcome is Outcome.PATCH_APPLY_FAILED and Flag.RESTORE_FAILED.value in result.flags
     # the probe cannot run: the grader cannot tell, infrastructure (retried), never a verdict
     from evalharness.errors import SandboxError
 
     with pytest.raises(SandboxError, match="could not build it without the patch"):
-        _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (22, b"", False), (78, b"", False))
+        _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), LISTING, (22, b"", False), (78, b"", False))
 
 
 def test_the_restored_paths_reach_the_index_as_git_plumbing_lines():
-    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), (23, b"", False),
+    result, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), LISTING, (23, b"", False),
                              (0, b"", False))
     from evalharness.grading.grade import PRIV
 
     # update-index --index-info reads this file (a sandbox that unpacks a tar gets it in the run's bundle)
     assert sandbox.written[f"{PRIV}/g/reset"] == b"0 " + b"0" * 40 + b"\ttests/conftest.py\0"
     assert result.touched_test_config == ["tests/conftest.py"]
+
+
+def test_the_tests_and_their_folders_are_listed_to_be_made_read_only():
+    listing = (0, b"README.md\0calc/__init__.py\0tests/test_calc.py\0tests/data/expected.json\0tests/helpers.py\0"
+                  b"calc/tests_util.py\0", False)
+    _, sandbox = _grade((0, b"%d\n" % len(RAW_CONFTEST) + RAW_CONFTEST, False), listing, (23, b"", False),
+                        (0, b"", False))
+    from evalharness.grading.grade import PRIV
+
+    listed = set(sandbox.written[f"{PRIV}/g/protect"].split(b"\0")) - {b""}
+    assert {b"tests/test_calc.py", b"tests/data/expected.json", b"tests/helpers.py"} <= listed
+    assert not listed & {b"README.md", b"calc/__init__.py", b"calc/tests_util.py"}  # the code under test stays uid 1000's
+    assert any(p.startswith(b"tests/") and p != b"tests/test_calc.py" and p.endswith(b".py")
+               and b"/data/" not in p and p != b"tests/helpers.py" for p in listed)  # the canaries' file, the mirror
+    assert sandbox.written[f"{PRIV}/g/eh_protect.py"].startswith(b'"""Run by root')
 
 
 def test_a_patch_git_cannot_apply_is_an_outcome_and_a_broken_grader_is_infrastructure():
