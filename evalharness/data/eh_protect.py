@@ -1,6 +1,6 @@
 """Run by root in the grading sandbox before the test run (``python3 -s -I eh_protect.py WORK < LIST``): the files
-LIST names (paths relative to the work tree WORK, NUL-separated) become root's and read-only (0644), and so does
-each ``conftest.py`` on their way up; every folder from them up to WORK becomes root's and sticky (1777).
+LIST names (paths relative to the work tree WORK, NUL-separated) become root's and read-only (0644, execute bits
+kept: a runner script such as SymPy's ``bin/test`` still runs), and so does each ``conftest.py`` on their way up; every folder from them up to WORK becomes root's and sticky (1777).
 
 The tests run as uid 1000: they can still create files anywhere in the tree, but can neither rewrite, remove nor
 rename a file or folder of root's in a sticky folder. So code under test cannot change a test module, a helper or
@@ -26,7 +26,7 @@ def protect(work: bytes, names: list[bytes]) -> int:
                 continue
         except FileNotFoundError:
             continue
-        _own(path, 0o644)
+        _own(path, 0o644 | (os.lstat(path).st_mode & 0o111))
         count += 1
         folder = os.path.dirname(path)
         while len(folder) >= len(work) and folder not in done:
@@ -35,7 +35,7 @@ def protect(work: bytes, names: list[bytes]) -> int:
             _own(folder, 0o1777)
             conftest = os.path.join(folder, b"conftest.py")
             if os.path.lexists(conftest) and stat.S_ISREG(os.lstat(conftest).st_mode):
-                _own(conftest, 0o644)
+                _own(conftest, 0o644 | (os.lstat(conftest).st_mode & 0o111))
             done.add(folder)
             if folder == work:
                 break

@@ -44,8 +44,12 @@ def test_listed_files_their_conftests_and_folders_become_roots(tmp_path):
     work = tmp_path / "testbed"
     work.mkdir()
     _tree(work)
-    done = _protect(work, [b"tests/unit/test_a.py", b"tests/unit/data.json"])
-    assert done.returncode == 0 and done.stdout.strip() == b"2", done
+    (work / "bin").mkdir()
+    (work / "bin" / "test").write_text("#!/bin/sh\n")
+    (work / "bin" / "test").chmod(0o775)
+    done = _protect(work, [b"tests/unit/test_a.py", b"tests/unit/data.json", b"bin/test"])
+    assert done.returncode == 0 and done.stdout.strip() == b"3", done
+    assert _owner_mode(work / "bin" / "test") == (0, 0o755)  # a runner script still runs (SymPy's bin/test)
     for path in ["tests/unit/test_a.py", "tests/unit/data.json", "tests/unit/conftest.py", "tests/conftest.py",
                  "conftest.py"]:
         assert _owner_mode(work / path) == (0, 0o644), path
