@@ -705,7 +705,8 @@ def _plant_node_checks(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result:
     if "*" not in canaries.why_none:  # a run that may not run every test of a file gets no mirrors either
         mirrors = mirror_js.plan(task.FAIL_TO_PASS, files, texts, listing, rng)
         result.evidence += [f"no mirror for {what}: {why}" for what, why in mirrors.why_none.items()]
-    protect = [*files, *mirrors.paths, *(p for p in owned if _snapshot_of(p, files))]
+    trees = test_trees(files, node_surface.TEST_DIRS)  # the required tests' folders: helpers, fixtures stay theirs
+    protect = [*files, *mirrors.paths, *(p for p in owned if _snapshot_of(p, files) or in_trees(p, trees))]
     if not canaries.files and not mirrors.copies and not protect:
         return [], mirrors
     m = f"{PRIV}/m"

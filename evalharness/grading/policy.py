@@ -144,14 +144,14 @@ def _decide_node(change: Change, parts: list[str], blobs: dict[str, bytes], name
     return node_surface.decide(parts, change.status, test_affecting_change=affecting, named=named)
 
 
-def test_trees(test_files) -> set[str]:
-    """The folders holding the task's test files that are test folders by name (a ``test``, ``tests`` or
-    ``testing`` folder on the way; never the root): what else lies under them is the tests' own (helpers,
-    fixtures, data they compare with)."""
+def test_trees(test_files, names=TEST_DIR_NAMES) -> set[str]:
+    """The folders holding the task's test files that are test folders by name (one of ``names``, by default a
+    ``test``, ``tests`` or ``testing`` folder, on the way; never the root): what else lies under them is the tests'
+    own (helpers, fixtures, data they compare with)."""
     trees = set()
     for f in test_files:
         folder = PurePosixPath(f).parent
-        if str(folder) != "." and any(part in TEST_DIR_NAMES for part in folder.parts):
+        if str(folder) != "." and any(part in names for part in folder.parts):
             trees.add(str(folder))
     return trees
 

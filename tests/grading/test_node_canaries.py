@@ -156,3 +156,45 @@ def test_decide_judges_a_forged_run_tampered_and_an_honest_one_on_its_tests():
     # without canaries the same forged results would pass: the canaries are what decides
     outcome, _, _ = decide(_task(), "jest_json", exit_code=0, log="", junit_xml=forged, patch_applied=True)
     assert outcome.value == "resolved"
+
+
+class _TreeSandbox:
+    """Answers ``_plant_node_checks``: file texts from ``tree``; records what was written and run."""
+
+    workdir = "/testbed"
+
+    def __init__(self, tree: dict[str, str]):
+        self.tree, self.written, self.runs = tree, {}, []
+
+    def read_file(self, path, *, max_bytes=None):
+        try:
+            return self.tree[path.removeprefix("/testbed/")].encode()
+        except KeyError:
+            raise FileNotFoundError(path) from None
+
+    def write_file(self, path, content, *, user="agent"):
+        self.written[path] = content
+
+    def exec_bytes(self, argv, *, stdin=None, timeout=120.0, user="root", max_bytes=0):
+        self.runs.append(argv)
+        return 0, b"", False
+
+
+def test_the_required_tests_folders_are_made_read_only_for_the_run():
+    """What else the required test's folder holds (another test file, a helper, a fixture) stays the task's
+    during the run, like the file itself; the library's code stays the run's."""
+    from support import REPO
+
+    from evalharness.grading.grade import PRIV, GradeResult, _plant_node_checks
+    from evalharness.packs import load_pack
+    from evalharness.types import Outcome
+
+    pack = load_pack(REPO / "tests" / "data" / "nodepack")
+    tree = {"test/calc.test.js": TEXT, "test/helpers.js": "module.exports = {};\n",
+            "test/fixtures/range.json": "[]\n", "src/calc.js": "module.exports = {};\n", "package.json": "{}\n"}
+    sandbox = _TreeSandbox(tree)
+    _plant_node_checks(pack.task("node-clamp"), pack.spec, sandbox, GradeResult(outcome=Outcome.UNRESOLVED, reason=""),
+                       {}, list(tree), random.Random(3))
+    listed = set(sandbox.written[f"{PRIV}/m/protect"].split(b"\0")) - {b""}
+    assert {b"test/calc.test.js", b"test/helpers.js", b"test/fixtures/range.json"} <= listed
+    assert not listed & {b"src/calc.js", b"package.json"}
