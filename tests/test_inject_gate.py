@@ -136,3 +136,16 @@ def test_every_rejection_is_counted_by_reason_in_the_report_and_the_summary():
     lines = pipeline.summary_lines(report)
     assert f"  rejected: hangs 2 ({pipeline.REJECTIONS['hangs']})" in lines
     assert "  never mutated: geom/testing.py (named as a test helper (testing.py))" in lines
+
+
+@pytest.mark.docker
+def test_a_prescreen_run_leaves_no_process_behind(tinypack, sandbox_factory):
+    """The pre-screen runs every mutant in one box: a test file its runner started in a group of its own (tap's)
+    and that hung past the limit once kept a core busy for the rest of an inject run."""
+    box = sandbox_factory(tinypack, tinypack.tasks[0])
+    count = "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done | grep -c '^sleep 731 $'"
+    prescreen.run_suite(box, "setsid sleep 731 >/dev/null 2>&1 < /dev/null & sleep 0.5; echo started", 30)
+    assert box.exec(count, user="root").output.strip() == "0"
+    # the check itself sees such a process (it would fail without the ending)
+    box.exec("setsid sleep 731 >/dev/null 2>&1 < /dev/null & sleep 0.5", timeout=30)
+    assert box.exec(count, user="root").output.strip() == "1"

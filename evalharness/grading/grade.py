@@ -156,6 +156,16 @@ done
 """Root ends every process of uid 1000 once a test run has returned: nothing the code under test left behind
 writes after it (the results pipe's last writer, or a file the grader is about to read)."""
 
+
+def end_leftovers(sandbox: Sandbox) -> None:
+    """``_KILL_LEFTOVERS`` in ``sandbox``: after a test run of the agent's user, none of its processes lives on (a
+    test file a runner started in its own process group outlives the runner's time limit)."""
+    code, out, _ = sandbox.exec_bytes(["sh", "-c", _KILL_LEFTOVERS + "exit 0\n"], timeout=60)
+    if code != 0:
+        from evalharness.errors import SandboxError
+
+        raise SandboxError(f"the grader could not end the test run's processes (exit {code}): {out[-300:]!r}")
+
 _RUN_SCRIPT = r"""
 cd "$work" || exit 90
 rm -f "$x/channel"
@@ -636,12 +646,7 @@ def _run_unguarded(task: TaskSpec, spec: PackSpec, sandbox: Sandbox, result: Gra
                                        "test_modules": " ".join(shlex.quote(m) for m in test_modules(task.test_files)),
                                        "junit_xml": junit})
     run = sandbox.exec(command, timeout=spec.timeouts.tests_s)
-    # a process the code under test left behind is ended before anything of the run is read
-    code, out, _ = sandbox.exec_bytes(["sh", "-c", _KILL_LEFTOVERS + "exit 0\n"], timeout=60)
-    if code != 0:
-        from evalharness.errors import SandboxError
-
-        raise SandboxError(f"the grader could not end the test run's processes (exit {code}): {out[-300:]!r}")
+    end_leftovers(sandbox)  # a process the code under test left behind is ended before anything of the run is read
     result.test_exit_code, result.test_output = run.exit_code, run.output
     if run.timed_out:
         result.outcome, result.reason = Outcome.TESTS_TIMED_OUT, f"tests timed out after {spec.timeouts.tests_s:g} s"

@@ -13,6 +13,7 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from evalharness.grading.grade import end_leftovers
 from evalharness.grading.parsers import TestRun, parse, parse_junit
 from evalharness.sources.inject.js.messages import failure_messages
 from evalharness.templating import fill
@@ -82,6 +83,9 @@ def run_suite(box, command: str, timeout: float, log_parser: str = "junit") -> S
     started = time.monotonic()
     box.exec(f"rm -f {JUNIT}", timeout=30)
     result = box.exec(command, timeout=timeout)
+    # the box runs many mutants in turn: a hung test file its runner started apart (tap's) must not outlive the run
+    # and slow the next ones down
+    end_leftovers(box)
     seconds = round(time.monotonic() - started, 2)
     try:
         xml = box.read_file(JUNIT).decode(errors="replace")
