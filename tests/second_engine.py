@@ -6,6 +6,7 @@ from the first engine (``docker save`` | ``docker load``), as a user would seed 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import docker
 
-ROOT = Path(os.environ.get("EH_ENGINE2_ROOT", "/tmp/eh-engine2"))
-"""Short paths: a unix socket path has at most 107 bytes."""
+ROOT = Path(os.environ.get("EH_ENGINE2_ROOT") or
+            f"/tmp/eh-engine2-{hashlib.sha256(str(Path(__file__).resolve().parents[1]).encode()).hexdigest()[:8]}")
+"""One per checkout (two checkouts' test sessions on one machine once shared a fixed root: one stopped or replaced
+the engine the other was using). Short paths: a unix socket path has at most 107 bytes."""
 
 
 class SecondEngine:
