@@ -41,12 +41,12 @@ def _configs(stem: str, exts: tuple[str, ...] = ("js", "cjs", "mjs", "ts", "cts"
 
 
 RUNNERS = {
-    "jest": Runner("jest", f"{_BIN}/jest --ci --coverage=false --json --outputFile={{junit_xml}} --runTestsByPath "
+    "jest": Runner("jest", f"{_BIN}/jest --ci --testTimeout=120000 --coverage=false --json --outputFile={{junit_xml}} --runTestsByPath "
                    "{test_files}", "jest_json", (*_configs("jest.config"), "jest.config.json"), ("jest",)),
-    "vitest": Runner("vitest", f"{_BIN}/vitest run --coverage.enabled=false --reporter=json "
+    "vitest": Runner("vitest", f"{_BIN}/vitest run --testTimeout=120000 --coverage.enabled=false --reporter=json "
                      "--outputFile={junit_xml} {test_files}", "jest_json",
                      (*_configs("vitest.config"), *_configs("vite.config"), *_configs("vitest.workspace")), ()),
-    "mocha": Runner("mocha", f"{_BIN}/mocha --reporter json --reporter-option output={{junit_xml}} {{test_files}}",
+    "mocha": Runner("mocha", f"{_BIN}/mocha --timeout 120000 --reporter json --reporter-option output={{junit_xml}} {{test_files}}",
                     "mocha_json", (*_configs(".mocharc"), ".mocharc.json", ".mocharc.jsonc", ".mocharc.yaml",
                                    ".mocharc.yml"), ("mocha",)),
     "tap": Runner("tap", f"{_BIN}/tap --timeout=300 --no-coverage -R tap {{test_files}} > {{junit_xml}}", "tap",
@@ -54,9 +54,9 @@ RUNNERS = {
 }
 """Each runner's per-test command: its report goes to the results file (JSON; tap's own TAP stream, as its JSON
 reporter crashes on some failures), coverage checks off (an injected defect must fail on a test, never on a
-coverage threshold). tap's own per-file limit (30 s) is raised to 300 s: node-semver's CLI tests passed it on a
-loaded machine and tap cut them short (an oracle graded unresolved); the sandbox's ``timeouts.tests_s`` stays the
-bound."""
+coverage threshold). The runners' own limits are raised: tap's per file (30 s) to 300 s (node-semver's CLI tests
+passed it on a loaded machine and tap cut them short: an oracle graded unresolved), jest's and vitest's per test
+(5 s) and mocha's (2 s) to 120 s; the sandbox's ``timeouts.tests_s`` stays the bound."""
 PINS = {"jest": "29", "vitest": "2", "mocha": "10", "tap": "16"}
 """The major version installed when no lockfile fixes it and package.json names none."""
 REFUSED = {
