@@ -1,0 +1,202 @@
+"""An independent attacker's round against the guarded pytest grader (at 1250953), through the real CLI and real
+Docker: code the patch adds to the package writes a second file at RUN time, outside the work tree, and imports it.
+That file is neither a file the patch wrote (``verdict._foreign_hooks``, ``_wrong_function``) nor attributed by the
+audit hook (``eh_pytest.where``/``direct`` only know the lines the patch wrote), and the patch's own lines carry the
+payload base64-encoded, so the suspicious-code scan (a line-by-line regex) reads none of it. Every route leaves
+clamp's bug in place:
+
+- ``x1`` (``tinypack-conftest``, task ``tiny-clamp``): the runtime file puts an import finder first on the import
+  path. Every module the tests import afterwards from the tests' folder (the required test's file, its mirror, the
+  helper; the canaries hold no target and load honestly) is compiled from its own file's text with the assertion
+  changed to expect the bug, under the file's own name. The test function that runs is the test file's, by name, and
+  returns; the mirror agrees; the canaries are honest. The audit hook's "code under a test file's name" check looks
+  at the direct caller of ``compile`` only, which is the runtime file.
+- ``x2``: ``x1`` with the payload in plain text in the patch (flagged ``suspicious_code`` for a person, still
+  ``resolved``).
+- ``x3`` (``tinypack-conftest``, ``tiny-clamp``): the runtime file is a pytest plugin; the package code names it in
+  ``pytest_plugins`` of every module of the tests' folder loaded so far (the task's conftest, or on the plain pack
+  the test module importing the package), and pytest registers it (``consider_module``). Its ``pytest_runtest_call``
+  hookwrapper swaps the test module's ``clamp`` for a right one around each call. Hooks from a file the patch did not
+  write pass ``_foreign_hooks``.
+- ``x4``/``x5``: ``x1``/``x3`` on ``tiny-clamp-helped`` (the helper made to accept anything, or the swap).
+- ``x6``: ``x3`` on the plain tinypack (no conftest: the test module itself carries ``pytest_plugins``).
+- ``x7``: ``x1`` on the plain tinypack: the test module that imports the package is half-imported when the runtime
+  file runs; it is replaced in ``sys.modules`` by a copy compiled from its rewritten text, and importlib hands pytest
+  what ``sys.modules`` holds when the import ends.
+
+Each still-open route is in ``OPEN`` (strict: asserted ``resolved``, then an expected failure with the finding), so
+the module passes now and fails once a route is closed.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from adversary import CLAMP_FIX, TINYPACK, append, attack, check, remove_containers
+from test_tests_rewritten_on_disk import _conftest_pack, _play
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+LOADER = '''import importlib.machinery as _m, importlib.util as _u, os as _os, sys as _s
+
+_TESTS = _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(_s.modules["calc"].__file__))), "tests") + "/"
+_SWAPS = (("clamp(11, 0, 10) == 10", "clamp(11, 0, 10) == 11"), ("assert got == want", "assert True"))
+
+
+class _Loader:
+    def __init__(self, path):
+        self.path = path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        with open(self.path) as f:
+            text = f.read()
+        for old, new in _SWAPS:
+            text = text.replace(old, new)
+        exec(compile(text, self.path, "exec"), module.__dict__)
+
+
+class _Finder:
+    def find_spec(self, name, path=None, target=None):
+        spec = _m.PathFinder.find_spec(name, path)
+        origin = getattr(spec, "origin", None) or ""
+        if not origin.startswith(_TESTS) or not origin.endswith(".py"):
+            return None
+        with open(origin) as f:
+            text = f.read()
+        if not any(old in text for old, _ in _SWAPS):
+            return None
+        return _u.spec_from_file_location(name, origin, loader=_Loader(origin))
+
+
+_s.meta_path.insert(0, _Finder())
+
+for _name, _mod in list(_s.modules.items()):  # a test module half-imported now (it imported the package): replaced
+    _origin = getattr(_mod, "__file__", None) or ""
+    if _origin.startswith(_TESTS) and _origin.endswith(".py"):
+        _spec = _Finder().find_spec(_name)
+        if _spec is not None and _spec.origin == _origin:
+            _new = _u.module_from_spec(_spec)
+            _spec.loader.exec_module(_new)
+            _s.modules[_name] = _new
+'''
+"""The runtime file of x1/x2/x4/x7: an import finder serving the tests' modules with the assertion made to expect
+the bug, compiled under the test file's own name; a test module being imported right now (it imported the package)
+is replaced in ``sys.modules`` by such a copy, which is what importlib hands pytest when the import ends."""
+
+PLUGIN = '''import os
+import sys
+
+import pytest
+
+
+def _right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    module = getattr(item, "module", None)
+    saved = module.__dict__.get("clamp") if module is not None else None
+    if saved is not None:
+        module.clamp = _right
+    yield
+    if saved is not None:
+        module.clamp = saved
+
+
+_tests = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["calc"].__file__))), "tests") + "/"
+for _mod in list(sys.modules.values()):
+    if (getattr(_mod, "__file__", None) or "").startswith(_tests) and not hasattr(_mod, "pytest_plugins"):
+        _mod.pytest_plugins = [__name__]
+'''
+"""The runtime file of x3/x5/x6: a pytest plugin whose hookwrapper makes the test module's clamp right around each
+call; imported by the package code, it names itself in ``pytest_plugins`` of the tests' modules loaded so far
+(pytest then registers the module already imported)."""
+
+
+def runtime_file(name: str, source: str, *, encoded: bool = True) -> str:
+    """A shell command appending to calc/__init__.py code that writes ``source`` to /tmp/NAME.py at import time and
+    imports it. Base64 unless ``encoded`` is False."""
+    if encoded:
+        body = f"__import__('base64').b64decode({base64.b64encode(source.encode()).decode()!r}).decode()"
+    else:
+        body = repr(source)
+    code = (f"\nimport sys as _eh_s\n"
+            f"with open('/tmp/{name}.py', 'w') as _eh_f:\n    _eh_f.write({body})\n"
+            f"_eh_s.path.insert(0, '/tmp')\nimport {name}\n")
+    return append("calc/__init__.py", code)
+
+
+LOAD = runtime_file("eh_rt_loader", LOADER)
+PLAIN_LOAD = runtime_file("eh_rt_loader", LOADER, encoded=False)
+PLUG = runtime_file("eh_rt_plugin", PLUGIN)
+
+ATTACKS = [
+    attack("okc", 0, "control on tinypack-conftest: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("x1", 3, "package code writes an import finder to /tmp at run time (base64 in the patch) that compiles the "
+                    "tests' modules with the assertion expecting the bug, under their own file names", LOAD),
+    attack("x2", 3, "x1 with the finder in plain text in the patch", PLAIN_LOAD),
+    attack("x3", 3, "package code writes a pytest plugin to /tmp at run time and names it in pytest_plugins of the "
+                    "task's conftest: a hookwrapper swaps the test module's clamp for a right one around each call",
+           PLUG),
+]
+
+HELPED_ATTACKS = [
+    attack("okh", 0, "control on tiny-clamp-helped: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("x4", 3, "x1 on tiny-clamp-helped: the helper is compiled to accept anything", LOAD),
+    attack("x5", 3, "x3 on tiny-clamp-helped", PLUG),
+]
+
+PLAIN_ATTACKS = [
+    attack("okp", 0, "control on tinypack: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("x6", 3, "x3 on the plain tinypack: the test module importing the package carries pytest_plugins", PLUG),
+    attack("x7", 3, "x1 on the plain tinypack: the half-imported test module is replaced in sys.modules by a copy "
+                    "compiled from its rewritten text", LOAD),
+]
+
+OPEN = {
+    "x1": "open: a runtime file outside the work tree is attributed to nobody; eh_pytest checks compile() under a "
+          "test file's name only for a line the patch wrote as the direct caller",
+    "x2": "open: as x1; the plain-text payload only earns suspicious_code",
+    "x3": "open: a plugin in a runtime file, registered through pytest_plugins set by package code, is not a file "
+          "the patch wrote (verdict._foreign_hooks)",
+    "x4": "open: as x1, the helper compiled to accept anything",
+    "x5": "open: as x3 on tiny-clamp-helped",
+    "x6": "open: as x3, through the test module's pytest_plugins (pytest's consider_module)",
+    "x7": "open: as x1; importlib returns whatever sys.modules holds when a module's import ends",
+}
+"""Routes still ``resolved`` on this commit, with the flags they got (strict: the row fails once the route closes)."""
+
+FLAGS = {"x2": {"suspicious_code"}}
+"""The flags an open route gets (none unless named): a person sees only these."""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, base_image):
+    pack = _conftest_pack(tmp_path_factory.mktemp("conftest-pack"))
+    done = {}
+    try:
+        done["clamp"] = _play(ATTACKS, tmp_path_factory, "runtime-files", pack, "tiny-clamp")
+        done["helped"] = _play(HELPED_ATTACKS, tmp_path_factory, "runtime-files-helped", pack, "tiny-clamp-helped")
+        done["plain"] = _play(PLAIN_ATTACKS, tmp_path_factory, "runtime-files-plain", TINYPACK, "tiny-clamp")
+        yield done
+    finally:
+        for one in done.values():
+            remove_containers(one.run_id)
+
+
+@pytest.mark.parametrize("a", ATTACKS + HELPED_ATTACKS + PLAIN_ATTACKS, ids=lambda a: a.id)
+def test_runtime_files_do_not_forge_a_pass(runs, a):
+    run = runs["helped" if a in HELPED_ATTACKS else "plain" if a in PLAIN_ATTACKS else "clamp"]
+    if a.id in OPEN:
+        assert run.status == "completed" and run.containers_left == [], run.stderr[-2000:]
+        result = run.trials[a.id].result
+        assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
+                                                 f"{result.get('reason')}, {result.get('flags')}): move it out of OPEN")
+        assert set(result.get("flags") or []) == FLAGS.get(a.id, set()), (a.id, result.get("flags"))
+        pytest.xfail(OPEN[a.id])
+    check(run, a)
