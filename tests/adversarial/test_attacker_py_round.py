@@ -1,6 +1,6 @@
 """An independent attacker's round against the guarded pytest grader (at 1250953), through the real CLI and real
-Docker: code the patch adds to the package writes a second file at RUN time, outside the work tree, and imports it.
-That file is neither a file the patch wrote (``verdict._foreign_hooks``, ``_wrong_function``) nor attributed by the
+Docker: code the patch adds to the package writes a second file at RUN time (in /tmp, or a new file in the work
+tree) and imports it, or has pytest import it. That file is neither a file the patch wrote (``verdict._foreign_hooks``, ``_wrong_function``) nor attributed by the
 audit hook (``eh_pytest.where``/``direct`` only know the lines the patch wrote), and the patch's own lines carry the
 payload base64-encoded, so the suspicious-code scan (a line-by-line regex) reads none of it. Every route leaves
 clamp's bug in place:
@@ -34,6 +34,21 @@ clamp's bug in place:
   patch did not write (``x9``: written at run time into ``calc/``) or from any path holding ``/lib/python``
   (``x9b``: ``/tmp/lib/python3``). The canaries call no clamp and stay honest; the mirror calls clamp and is wrapped
   too.
+- ``x10``: package code imported by the task's conftest writes ``conftest.py`` at the work tree's root, where there
+  is none (root's sticky folder: files can be created). pytest searched the root for conftests only as part of the
+  tests folder's chain, before the file existed, but searches the root folder again when it makes its collector,
+  imports the new file and registers it. A hook called for one test (``item.ihook``) leaves it out (the tests
+  folder's chain is cached), a global one (``pytest_collection_modifyitems`` through ``config.hook``) does not: it
+  wraps the tests as x9. (First tried with x3's ``pytest_runtest_call`` hookwrapper: registered, but not called for
+  the tests folder's items, and the trial was ``unresolved``.)
+
+On 1250953 every route is ``resolved`` with no flag but ``x2`` (``suspicious_code``); the control ``x8c`` is
+``tampered``. What would close them from outside the code under test's reach: know the code by where it comes from,
+not by what the patch wrote. Before the run root lists every Python file of the graded tree and of the image's
+installed packages (by real path); the audit hook and the verdict treat code from any other file (made at run time)
+as the patch's, compare paths only after ``os.path.realpath`` (x8), accept a ``__wrapped__`` wrapper only from that
+list (x9, x9b: not "any path holding /lib/python"), and stop a ``compile`` under a test file's name unless the
+caller is importlib's or pytest's assertion rewriter's own code object, captured when the hook is armed (x1, x4, x7).
 
 Each still-open route is in ``OPEN`` (strict: asserted ``resolved``, then an expected failure with the finding), so
 the module passes now and fails once a route is closed.
@@ -229,6 +244,16 @@ def respelled(respell: bool) -> tuple[str, str]:
     return put("calc/rt.py", RESPELLED), append("calc/__init__.py", _REGISTER_RT.format(respell=line))
 
 
+def runtime_conftest() -> str:
+    """x10: package code writes ``conftest.py`` at the work tree's root (root's sticky folder: creating is allowed)
+    holding x9's forgiving wrapper, before pytest collects the root folder."""
+    code = (f"\nimport os as _eh_o\n_eh_c = _eh_o.path.join(_eh_o.path.dirname(_eh_o.path.dirname("
+            f"_eh_o.path.abspath(__file__))), 'conftest.py')\n"
+            f"if not _eh_o.path.exists(_eh_c):\n    with open(_eh_c, 'w') as _eh_f:\n"
+            f"        _eh_f.write({decoded(WRAPPER.split(SELF_REGISTER)[0])})\n")
+    return append("calc/__init__.py", code)
+
+
 LOAD = runtime_file("eh_rt_loader", LOADER)
 PLAIN_LOAD = runtime_file("eh_rt_loader", LOADER, encoded=False)
 PLUG = runtime_file("eh_rt_plugin", PLUGIN)
@@ -245,6 +270,9 @@ ATTACKS = [
                     "the package path /testbed/calc/. so that its file is /testbed/calc/./rt.py", *respelled(True)),
     attack("x8c", 3, "x8 without the respelled path: the plugin's file is one the patch wrote", *respelled(False),
            expect={"tampered"}),
+    attack("x10", 3, "package code imported by the task's conftest writes a conftest.py at the work tree's root "
+                     "(none there) whose collection hook wraps each test calling clamp in x9's forgiving wrapper",
+           runtime_conftest()),
     attack("x9", 3, "a plugin written at run time into the package's folder wraps each test calling clamp in a "
                     "functools.wraps decorator that forgives AssertionError (a wrapper from the work tree the patch "
                     "did not write)", runtime_wrapper("@work", "_eh_forgive")),
@@ -279,6 +307,9 @@ OPEN = {
     "x9": "open: verdict._wrong_function accepts a functools.wraps wrapper around the test's function from any file "
           "of the work tree the patch did not write, a file made at run time included",
     "x9b": "open: as x9; any path holding /lib/python reads as an installed package's",
+    "x10": "open: pytest imports a conftest.py made at run time in a folder it had not searched yet (the work tree's "
+           "root, searched when its collector is made), and its global hooks (config.hook) apply to every test; the "
+           "file is not the patch's (verdict._foreign_hooks), and the wrapper it makes is accepted as x9's",
     "x7": "open: as x1; importlib returns whatever sys.modules holds when a module's import ends",
 }
 """Routes still ``resolved`` on this commit, with the flags they got (strict: the row fails once the route closes)."""
