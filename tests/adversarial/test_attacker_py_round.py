@@ -1,9 +1,9 @@
 """An independent attacker's round against the guarded pytest grader (at 1250953), through the real CLI and real
 Docker: code the patch adds to the package writes a second file at RUN time (in /tmp, or a new file in the work
-tree) and imports it, or has pytest import it. That file is neither a file the patch wrote (``verdict._foreign_hooks``, ``_wrong_function``) nor attributed by the
-audit hook (``eh_pytest.where``/``direct`` only know the lines the patch wrote), and the patch's own lines carry the
-payload base64-encoded, so the suspicious-code scan (a line-by-line regex) reads none of it. Every route leaves
-clamp's bug in place:
+tree) and imports it, or has pytest import it. That file is neither a file the patch wrote
+(``verdict._foreign_hooks``, ``_wrong_function``) nor attributed by the audit hook (``eh_pytest.where``/``direct``
+only know the lines the patch wrote), and the patch's own lines carry the payload base64-encoded, so the
+suspicious-code scan (a line-by-line regex) reads none of it. Every route leaves clamp's bug in place:
 
 - ``x1`` (``tinypack-conftest``, task ``tiny-clamp``): the runtime file puts an import finder first on the import
   path. Every module the tests import afterwards from the tests' folder (the required test's file, its mirror, the
