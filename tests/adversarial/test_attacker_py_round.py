@@ -48,13 +48,13 @@ suspicious-code scan (a line-by-line regex) reads none of it. Every route leaves
   (the walk reaches the patch's line).
 
 On 1250953 every route is ``resolved`` with no flag but ``x2`` (``suspicious_code``); the contrasts ``x8c`` and
-``x11c`` are ``tampered``. What would close them from outside the code under test's reach: know the code by
-where it comes from, not by what the patch wrote. Before the run root lists every Python file of the graded tree
-and of the image's installed packages (by real path); the audit hook and the verdict treat code from any other
-file (made at run time) as the patch's, compare paths only after ``os.path.realpath`` (x8), accept a ``__wrapped__`` wrapper only from that
-list (x9, x9b: not "any path holding /lib/python"), and stop a ``compile`` under a test file's name unless the
-caller is importlib's or pytest's assertion rewriter's own code object, captured when the hook is armed (x1, x4, x7);
-end ``where``'s walk only at the task's own conftest files by real path (x11).
+``x11c`` are ``tampered``. What would close them from outside the code under test's reach: know the code by where it
+comes from, not by what the patch wrote. Before the run root lists every Python file of the graded tree and of the
+image's installed packages (by real path); the audit hook and the verdict treat code from any other file (made at
+run time) as the patch's, compare paths only after ``os.path.realpath`` (x8), accept a ``__wrapped__`` wrapper only
+from that list (x9, x9b: not "any path holding /lib/python"), and stop a ``compile`` under a test file's name unless
+the caller is importlib's or pytest's assertion rewriter's own code object, captured when the hook is armed (x1, x4,
+x7); end ``where``'s walk only at the task's own conftest files by real path (x11).
 
 Each still-open route is in ``OPEN`` (strict: asserted ``resolved``, then an expected failure with the finding), so
 the module passes now and fails once a route is closed.
