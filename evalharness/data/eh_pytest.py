@@ -27,6 +27,7 @@ Kept to the Python 3.6 syntax subset: task images run many Python versions.
 """
 import os
 import sys
+import time
 
 STOPPED = 86
 """Exit status of a run the guard stopped."""
@@ -58,12 +59,19 @@ def _arm(nonce, fd, settings):
     hard, soft, watch, stopped_code, me, internals = dict(_HARD), dict(_SOFT), frozenset(_WATCH), STOPPED, \
         __file__, _process_internals
     name_of = type.__dict__["__name__"].__get__  # a class's own name, past any metaclass the code under test wrote
+    oserror, sorted_ = OSError, sorted
     stdlib = os.path.dirname(os.__file__) + "/"
     workdir = settings["workdir"].rstrip("/") + "/"
     written = {}
     for rel, lines in settings.get("written", {}).items():
         written[workdir + rel] = None if lines is None else frozenset(lines)
     protected = frozenset(workdir + p for p in settings.get("protected", []))
+    # the folders the test run can write (the sandbox's tmpfs mounts; the rest of the file system is read-only):
+    # code from a file there that changed after this moment was written during the run, by the code under test
+    roots = tuple(sorted_(set(r.rstrip("/") + "/" for r in (workdir, os.environ.get("HOME") or workdir, "/tmp",
+                                                              "/var/tmp", "/dev/shm"))))
+    armed = time.time() - 0.02  # a file's change time comes from the kernel's coarse clock
+    fresh = {}
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
     ran_codes = frozenset([_ran.__code__])
@@ -111,17 +119,49 @@ def _arm(nonce, fd, settings):
         while data:
             data = data[write(fd, data):]
 
+    def norm(name):
+        """``name`` without ``.``, ``..`` or empty parts (``calc/./rt.py`` is ``calc/rt.py``), by string only."""
+        if exact_type(name) is not str_ or ("/." not in name and "//" not in name):
+            return name
+        parts = []
+        for part in name.split("/"):
+            if part == ".." and parts:
+                parts.pop()
+            elif part and part != "." and part != "..":
+                parts.append(part)
+        return "/" + "/".join(parts)
+
+    def new_file(name):
+        """Whether code from ``name`` comes from a file written during the run: in a folder the run can write,
+        changed since the guard was armed, or gone. Such code is the patch's as much as the lines it wrote."""
+        if fresh.get(name):
+            return True
+        for root in roots:
+            if name[:length(root)] == root:
+                break
+        else:
+            return False
+        try:
+            made = lstat(name).st_ctime >= armed
+        except oserror:
+            made = True
+        if made:
+            fresh[name] = True
+        return made
+
     def where(frame):
-        """The first frame, from ``frame`` outwards, running a line the patch wrote (or code with no
-        file), as 'file:line'; '' when the walk reaches the task's own test code or the bottom."""
+        """The first frame, from ``frame`` outwards, running a line the patch wrote (or code from a file written
+        during the run), as 'file:line'; '' when the walk reaches the task's own test code or the bottom."""
         while frame is not None:
-            name = frame.f_code.co_filename
-            if name in protected or name[-12:] == "/conftest.py":
+            name = norm(frame.f_code.co_filename)
+            if name in protected or (name[-12:] == "/conftest.py" and not new_file(name)):
                 return ""
             if name in written:
                 lines = written[name]
                 if lines is None or frame.f_lineno in lines:
                     return "%s:%d" % (name, frame.f_lineno)
+            elif new_file(name):
+                return "%s:%d (written during the run)" % (name, frame.f_lineno)
             frame = frame.f_back
         return ""
 
@@ -130,11 +170,13 @@ def _arm(nonce, fd, settings):
         line the patch wrote is on it. Runner files inside the work tree (pytest's own repository) are
         the code under test: reported as a note, not here."""
         while frame is not None:
-            name = frame.f_code.co_filename
+            name = norm(frame.f_code.co_filename)
             hit = False
             if name in written:
                 lines = written[name]
                 hit = lines is None or frame.f_lineno in lines
+            elif new_file(name):
+                hit = True
             if hit:
                 at = "%s:%d" % (name, frame.f_lineno)
                 if name[:length(runner_dir)] != runner_dir:
@@ -154,12 +196,15 @@ def _arm(nonce, fd, settings):
         put((("t", "guard"), ("action", "noted"), ("event", event or key), ("why", why), ("at", at)))
 
     def direct(frame):
-        """'file:line' when ``frame`` itself runs a line the patch wrote, else ''."""
-        name = frame.f_code.co_filename
+        """'file:line' when ``frame`` itself runs a line the patch wrote (or code from a file written during the
+        run), else ''."""
+        name = norm(frame.f_code.co_filename)
         if name in written:
             lines = written[name]
             if lines is None or frame.f_lineno in lines:
                 return "%s:%d" % (name, frame.f_lineno)
+        elif new_file(name):
+            return "%s:%d (written during the run)" % (name, frame.f_lineno)
         return ""
 
     def code_name(func):
@@ -175,7 +220,7 @@ def _arm(nonce, fd, settings):
             func = func.__func__
             kind = exact_type(func)
         if kind is function_type:
-            return func.__code__.co_filename
+            return norm(func.__code__.co_filename)
         return "<not a Python function>"
 
     def authentic(codes, what, event):
@@ -191,16 +236,32 @@ def _arm(nonce, fd, settings):
     def on_record(args):
         authentic(recorder, "record", "evalharness.rec")
         if exact_type(args[0]) is tuple_:
-            put(args[0])
+            put(args[0] + made_during_run(args[0]))
+
+    def made_during_run(pairs):
+        """For the verdict: which hook implementations' files (a "hooks" record) or which item's ``runtest`` file
+        (a "made" record) were written during the run."""
+        found = []
+        for pair in pairs:
+            if exact_type(pair) is not tuple_ or length(pair) != 2:
+                continue
+            if pair[0] == "files" and exact_type(pair[1]) is list_:
+                for entry in pair[1]:
+                    if exact_type(entry) is str_ and new_file(norm(entry.partition(" ")[2])):
+                        found.append(entry)
+            elif pair[0] == "runtest_file" and exact_type(pair[1]) is str_ and new_file(norm(pair[1])):
+                found.append(pair[1])
+        return (("new_files", found),) if found else ()
 
     def on_ran(args):
         """(test id, "returned" | "raised", the function that ran[, what it raised]): one signal per call, at its end."""
         authentic(ran_codes, "test-ran signal", "evalharness.ran")
         node, state = args[0], args[1]
         raised = name_of(exact_type(args[4])) if state == "raised" and length(args) > 4 else ""
+        file = code_file(args[2])
         put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state),
-             ("file", code_file(args[2])), ("name", code_name(args[2])), ("inner_file", code_file(args[3])),
-             ("inner_name", code_name(args[3])), ("raised", raised)))
+             ("file", file), ("name", code_name(args[2])), ("inner_file", code_file(args[3])),
+             ("inner_name", code_name(args[3])), ("raised", raised), ("file_new", new_file(file))))
 
     def on_other(event, args):
         frame = getframe(2)
@@ -256,7 +317,7 @@ def _arm(nonce, fd, settings):
             at = direct(frame)
             if not at:
                 return
-            claimed = args[1]
+            claimed = norm(args[1])
             if exact_type(claimed) is not str_:
                 return
             if claimed in protected:
