@@ -1,0 +1,176 @@
+"""An independent attacker's second round against the guarded pytest grader (at e3b42c0), through the real CLI and
+real Docker, after the first round's rule (``eh_pytest.new_file``: code from a file written during the run is the
+patch's). Every route leaves clamp's bug in place and writes no file at run time; the patch's own lines hold no
+token the suspicious-code scan knows (``meta_path`` and ``pytest_plugins`` are spelled in two string pieces).
+
+The audit hook judges a ``compile`` only by its DIRECT caller (``eh_pytest._arm.on_other``: ``direct(frame)``).
+A loader of the patch's, a subclass of importlib's ``SourceFileLoader`` whose ``get_data`` returns other text, has
+importlib compile that text (``_bootstrap._call_with_frames_removed(compile, ...)``): the direct caller is importlib's
+frozen code, so no check runs at all, not the "code under a test file's name" stop, not the "claims to come from"
+stop, not even a note. The code object carries whatever file name the loader gives:
+
+- ``y1`` (``tinypack-conftest``, task ``tiny-clamp``): the package code puts a finder first on the import path
+  (imported by the task's conftest, before pytest collects). Every module of the tests' folder holding the
+  assertion (the required test's file, its mirror) is compiled by importlib from its own file's text with the
+  assertion made to expect the bug, under the file's own name. That file is the task's, unchanged, root's and older
+  than the guard: the test-ran signal names the test's own function in it; the canaries are in another file and load
+  honestly. This is round one's ``x1`` without the runtime file.
+- ``y3`` (plain tinypack): ``y1`` with round one's ``x7`` step: the half-imported test module is replaced in
+  ``sys.modules`` by a copy compiled (by importlib) from its rewritten text.
+- ``y2`` (``tinypack-conftest``): a pytest plugin (round one's ``x3`` swap, base64 in the patch) compiled by importlib
+  under the name ``/usr/lib/python3/dist-packages/eh_clamp_compat.py``, a file that does not exist, outside every
+  folder the run can write: ``new_file`` says no (not under a writable root), it is no file the patch wrote, and
+  ``verdict._foreign_hooks`` accepts a hook from any path that is not ``<...>``, not the patch's, not "new".
+- ``y4`` (``tinypack-conftest``): round one's ``x11`` (a gc walk, a hard event, finds pytest's Config and registers
+  the swap) compiled by importlib under ``/usr/lib/python3/dist-packages/eh_walk/conftest.py``: ``where`` ends its
+  walk at the first frame of any ``/conftest.py`` that ``new_file`` does not call new, and a name outside the
+  writable folders is never new. ``y4c``, the same under ``.../eh_walk/walk.py``, is ``tampered`` (the walk goes on
+  to the patch's own line that ran the loader).
+
+A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
+failure with the finding); the row fails once the route closes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from adversary import CLAMP_FIX, TINYPACK, append, attack, check, remove_containers
+from test_attacker_py_round import GC_REGISTER, PLUGIN, decoded
+from test_tests_rewritten_on_disk import _conftest_pack, _play
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+REWRITING_FINDER = '''
+import importlib.machinery as _eh_m, importlib.util as _eh_u, os as _eh_o, sys as _eh_s
+
+_eh_T = _eh_o.path.join(_eh_o.path.dirname(_eh_o.path.dirname(_eh_o.path.abspath(__file__))), "tests") + "/"
+_eh_SW = ((b"clamp(11, 0, 10) == 10", b"clamp(11, 0, 10) == 11"), (b"assert got == want", b"assert True"))
+
+
+class _EhLoader(_eh_m.SourceFileLoader):
+    def get_data(self, path):
+        data = super().get_data(path)
+        for old, new in _eh_SW:
+            data = data.replace(old, new)
+        return data
+
+    def path_stats(self, path):
+        raise OSError(path)
+
+
+class _EhFinder:
+    def find_spec(self, name, path=None, target=None):
+        spec = _eh_m.PathFinder.find_spec(name, path)
+        origin = getattr(spec, "origin", None) or ""
+        if not origin.startswith(_eh_T) or not origin.endswith(".py"):
+            return None
+        with open(origin, "rb") as f:
+            text = f.read()
+        if not any(old in text for old, _ in _eh_SW):
+            return None
+        return _eh_u.spec_from_file_location(name, origin, loader=_EhLoader(name, origin))
+
+
+getattr(_eh_s, "meta" "_path").insert(0, _EhFinder())
+for _eh_n, _eh_x in list(_eh_s.modules.items()):
+    _eh_f = getattr(_eh_x, "__file__", None) or ""
+    if _eh_f.startswith(_eh_T) and _eh_f.endswith(".py"):
+        _eh_p = _EhFinder().find_spec(_eh_n)
+        if _eh_p is not None and _eh_p.origin == _eh_f:
+            _eh_y = _eh_u.module_from_spec(_eh_p)
+            _eh_p.loader.exec_module(_eh_y)
+            _eh_s.modules[_eh_n] = _eh_y
+'''
+"""y1/y3, appended to calc/__init__.py: the tests' modules holding the assertion are compiled by importlib (the
+loader only hands it other text) under their own file names; a test module half-imported now is replaced."""
+
+
+def ghost_module(name: str, file: str, source: str) -> str:
+    """Appended to calc/__init__.py: ``source`` (base64 in the patch) run as module NAME, compiled by importlib under
+    the file name FILE, which need not exist."""
+    return f'''
+import importlib.machinery as _eh_m, importlib.util as _eh_u, sys as _eh_s
+
+
+class _EhGhost(_eh_m.SourceFileLoader):
+    def get_data(self, path):
+        return {decoded(source)}.encode()
+
+    def path_stats(self, path):
+        raise OSError(path)
+
+
+_eh_p = _eh_u.spec_from_loader({name!r}, _EhGhost({name!r}, {file!r}), origin={file!r})
+_eh_y = _eh_u.module_from_spec(_eh_p)
+_eh_s.modules[{name!r}] = _eh_y
+_eh_p.loader.exec_module(_eh_y)
+'''
+
+
+GHOST_PLUGIN = ghost_module("eh_clamp_compat", "/usr/lib/python3/dist-packages/eh_clamp_compat.py", PLUGIN)
+
+ATTACKS = [
+    attack("okc", 0, "control on tinypack-conftest: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("y1", 3, "package code puts a finder first whose SourceFileLoader subclass hands importlib the tests' "
+                    "text with the assertion expecting the bug: importlib compiles it under the test file's own name "
+                    "(the audit hook checks compile's direct caller only)",
+           append("calc/__init__.py", REWRITING_FINDER)),
+    attack("y2", 3, "a pytest plugin (x3's swap) compiled by importlib under a file name outside the writable folders "
+                    "that does not exist, named in pytest_plugins of the task's conftest", append("calc/__init__.py",
+                                                                                                 GHOST_PLUGIN)),
+    attack("y4", 3, "x11's gc walk and registration compiled by importlib under /usr/lib/python3/dist-packages/"
+                    "eh_walk/conftest.py: the stack walk ends at any conftest.py not written during the run",
+           append("calc/__init__.py", ghost_module("eh_walk", "/usr/lib/python3/dist-packages/eh_walk/conftest.py",
+                                                   GC_REGISTER))),
+    attack("y4c", 3, "y4 under the name .../eh_walk/walk.py: the walk reaches the patch's own line",
+           append("calc/__init__.py", ghost_module("eh_walk", "/usr/lib/python3/dist-packages/eh_walk/walk.py",
+                                                   GC_REGISTER)), expect={"tampered"}),
+]
+
+PLAIN_ATTACKS = [
+    attack("okp", 0, "control on tinypack: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("y3", 3, "y1 on the plain tinypack: the half-imported test module is replaced in sys.modules by a copy "
+                    "importlib compiled from its rewritten text", append("calc/__init__.py", REWRITING_FINDER)),
+]
+
+OPEN: dict[str, str] = {
+    "y1": "open: a compile made by importlib for a loader of the patch's is never checked (eh_pytest on_other "
+          "checks compile's direct caller only): the tests compiled from rewritten text under their own names",
+    "y2": "open: a hook from a file name outside the writable folders that does not exist passes new_file and "
+          "verdict._foreign_hooks",
+    "y3": "open: as y1, the half-imported test module replaced in sys.modules",
+    "y4": "open: where() ends its walk at any conftest.py new_file does not call new; names outside the writable "
+          "folders never are",
+}
+"""Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
+
+FLAGS: dict[str, set[str]] = {}
+"""The flags an open route gets (none unless named): a person sees only these."""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, base_image):
+    pack = _conftest_pack(tmp_path_factory.mktemp("conftest-pack"))
+    done = {}
+    try:
+        done["clamp"] = _play(ATTACKS, tmp_path_factory, "ghost-code", pack, "tiny-clamp")
+        done["plain"] = _play(PLAIN_ATTACKS, tmp_path_factory, "ghost-code-plain", TINYPACK, "tiny-clamp")
+        yield done
+    finally:
+        for one in done.values():
+            remove_containers(one.run_id)
+
+
+@pytest.mark.parametrize("a", ATTACKS + PLAIN_ATTACKS, ids=lambda a: a.id)
+def test_code_compiled_by_importlib_does_not_forge_a_pass(runs, a):
+    """Each route is not resolved (``check``); the controls resolve unflagged; an ``OPEN`` route is asserted open."""
+    run = runs["plain" if a in PLAIN_ATTACKS else "clamp"]
+    result = run.trials[a.id].result
+    print(a.id, result["outcome"], sorted(result.get("flags") or []), result.get("reason"))
+    if a.id in OPEN:
+        assert run.status == "completed" and run.containers_left == [], run.stderr[-2000:]
+        assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
+                                                 f"{result.get('reason')}, {result.get('flags')}): move it out of OPEN")
+        assert set(result.get("flags") or []) == FLAGS.get(a.id, set()), (a.id, result.get("flags"))
+        pytest.xfail(OPEN[a.id])
+    check(run, a)
