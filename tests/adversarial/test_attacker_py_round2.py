@@ -45,9 +45,9 @@ from, not by who called ``compile``: before the run root lists the real files (b
 graded tree and of the image's installed packages; any frame, hook or ``ran`` function whose ``co_filename`` is not
 on that list, or is on it but the text compiled under its name is not the file's (the ``compile`` event's source
 hashed against the listed digest, whoever calls ``compile``), is the patch's (y1-y4, y6, y7: a name outside the
-writable folders is never "new" today). Attribute a thread to the frames that started it (the ``_thread.start_new_thread``
-audit event names the function and is raised on the starting thread, with the patch's lines on the stack), and stop a
-hard event raised on any thread but the main one, where pytest runs the tests (y5).
+writable folders is never "new" today). Attribute a thread to the frames that started it (the
+``_thread.start_new_thread`` audit event names the function and is raised on the starting thread, with the patch's
+lines on the stack), and stop a hard event raised on any thread but the main one, where pytest runs the tests (y5).
 
 A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
 failure with the finding); the row fails once the route closes.
@@ -162,8 +162,8 @@ for _eh_o in _eh_ex.submit(getattr(__import__("g" "c"), "get_" "objects")).resul
         if not _eh_pm.has_plugin("eh-swap"):
             _eh_pm.register(_EhSwap(), "eh-swap")
 """
-"""y5, appended to calc/__init__.py: every audited step (the gc walk, reading, replacing and setting ``__code__``) is one C
-call made by a worker thread of a ``ThreadPoolExecutor``: the worker's stack holds only the standard library's
+"""y5, appended to calc/__init__.py: every audited step (the gc walk, reading, replacing and setting ``__code__``) is
+one C call made by a worker thread of a ``ThreadPoolExecutor``: the worker's stack holds only the standard library's
 frames, so the audit hook's walk finds no line of the patch's. The hook function it registers claims another file."""
 
 
