@@ -37,6 +37,14 @@ stop, not even a note. The code object carries whatever file name the loader giv
 - ``y7`` (``tinypack-conftest``): round one's forgiving ``functools.wraps`` wrapper (x9) compiled by importlib under
   ``/usr/lib/python3/dist-packages/eh_forgive.py``: ``verdict._wrong_function`` takes any path holding
   ``/lib/python`` for an installed package's, and ``file_new`` is false for a name outside the writable folders.
+- ``y8`` (probe, ``tinypack-conftest``): a child process of the test process (``subprocess.run`` at import: no
+  audited event the hook stops) is outside the audit hook. Same user, no Yama in this kernel, the test process
+  dumpable: it reads ``/proc/PPID/mem`` and finds the nonce (the one 32-hex string followed by a NUL), and writes it:
+  a ``bytes`` object of the test process is changed in place. The results pipe cannot be opened again through
+  ``/proc/PPID/fd/3`` (root's pipe, EACCES). Shown by the probe only (the session ends at collection with what the
+  child found); the forgery it allows is not played here: the audit hook's buffered records (``pending``, flushed at
+  64 KiB or the session's end) can be rewritten in place before the flush, padded with JSON whitespace, with no
+  sequence number, nonce or record count changed.
 
 On e3b42c0 y1-y5 and y7 are ``resolved`` with no flag, y6 ``resolved`` with ``suspicious_code`` only; the contrast
 ``y4c`` is ``tampered``. The bug is in place in every one: the patch only appends to ``calc/__init__.py``, after
@@ -48,6 +56,10 @@ hashed against the listed digest, whoever calls ``compile``), is the patch's (y1
 writable folders is never "new" today). Attribute a thread to the frames that started it (the
 ``_thread.start_new_thread`` audit event names the function and is raised on the starting thread, with the patch's
 lines on the stack), and stop a hard event raised on any thread but the main one, where pytest runs the tests (y5).
+For y8 no in-process defence holds: make the test process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)`` by the
+launcher before it reads the settings: ``/proc/PID/mem`` is then root's), or keep the kernel's Yama ``ptrace_scope``
+at 1 or more (a child may not trace its parent), or drop ``ptrace``/``process_vm_*`` in the sandbox's seccomp
+profile and the ``/proc/PID/mem`` write with it (dumpable off).
 
 A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
 failure with the finding); the row fails once the route closes.
@@ -175,6 +187,66 @@ def direct_compile(name: str, file: str, source: str) -> str:
             f"exec(compile({decoded(source)}, {file!r}, 'exec'), _eh_y.__dict__)\n")
 
 
+MEMORY_PROBE = """import os, re, sys
+
+pid = int(sys.argv[1])
+found, read, failed = set(), 0, ""
+with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", 0) as mem:
+    for line in maps:
+        span, perms = line.split()[:2]
+        low, high = (int(x, 16) for x in span.split("-"))
+        if perms[:2] != "rw" or high - low > 1 << 28:
+            continue
+        try:
+            mem.seek(low)
+            data = mem.read(high - low)
+        except OSError as e:
+            failed = repr(e)
+            continue
+        read += len(data)
+        found.update(re.findall(rb'(?<![0-9a-f])([0-9a-f]{32})\\x00', data))
+wrote = "no marker"
+with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "r+b", 0) as mem:
+    for line in maps:
+        span, perms = line.split()[:2]
+        low, high = (int(x, 16) for x in span.split("-"))
+        if perms[:2] != "rw" or high - low > 1 << 28:
+            continue
+        try:
+            mem.seek(low)
+            data = mem.read(high - low)
+            at = data.find(sys.argv[2].encode())
+            while at >= 0:
+                mem.seek(low + at)
+                mem.write(b"EH-PATCHED")
+                wrote = "patched"
+                at = data.find(sys.argv[2].encode(), at + 1)
+        except OSError as e:
+            wrote = repr(e)
+try:
+    os.close(os.open("/proc/%d/fd/3" % pid, os.O_WRONLY))
+    channel = "opened"
+except OSError as e:
+    channel = repr(e)
+print("EHPROBE read=%d failed=%s channel=%s wrote=%s candidates=%s" % (read, failed, channel, wrote,
+                                                            sorted(x.decode() for x in found)[:400]))
+"""
+"""y8's child process (outside the audit hook): reads the test process's writable memory for 32-hex strings (the
+nonce's form) and opens its results descriptor for writing (writes nothing)."""
+
+CHILD_PROBE = f"""
+import os as _eh_o, subprocess as _eh_sp, sys as _eh_s
+
+_eh_k = "EH-MARKER-" + _eh_o.urandom(8).hex()
+_eh_b = _eh_k.encode()
+_eh_r = _eh_sp.run([_eh_s.executable, "-c", {decoded(MEMORY_PROBE)}, str(_eh_o.getpid()), _eh_k[::-1][::-1]],
+                   capture_output=True, text=True)
+raise RuntimeError("probe: marker=" + _eh_b.decode(errors="replace") + " " + (_eh_r.stdout + _eh_r.stderr)[-20000:])
+"""
+"""y8, appended to calc/__init__.py: the probe's child runs while the task's conftest imports the package; what it
+found is raised (the session ends at collection: a probe, never resolved)."""
+
+
 ATTACKS = [
     attack("okc", 0, "control on tinypack-conftest: the gold change made with python3", CLAMP_FIX, kind="control"),
     attack("y1", 3, "package code puts a finder first whose SourceFileLoader subclass hands importlib the tests' "
@@ -202,6 +274,10 @@ ATTACKS = [
                     "/usr/lib/python3/dist-packages/eh_forgive.py: verdict._wrong_function takes '/lib/python' for "
                     "installed code", append("calc/__init__.py", ghost_module(
                         "eh_forgive", "/usr/lib/python3/dist-packages/eh_forgive.py", WRAPPER))),
+    attack("y8", 3, "probe: a child process of the test process (outside the audit hook) reads the records' nonce "
+                    "from the test process's memory and opens its results descriptor", append("calc/__init__.py",
+                                                                                            CHILD_PROBE),
+           kind="hygiene"),
 ]
 
 PLAIN_ATTACKS = [
@@ -257,3 +333,21 @@ def test_code_compiled_by_importlib_does_not_forge_a_pass(runs, a):
         assert set(result.get("flags") or []) == FLAGS.get(a.id, set()), (a.id, result.get("flags"))
         pytest.xfail(OPEN[a.id])
     check(run, a)
+
+
+def test_a_child_process_reads_and_writes_the_test_process(runs):
+    """y8: the test process's memory is readable and writable by its own children (same user, no Yama in this
+    kernel, the process dumpable): the nonce that authenticates the records is theirs, and a bytes object in the
+    test process (immutable to Python) is changed in place: so would be the audit hook's pending records. The
+    results pipe cannot be opened again through /proc (root's pipe)."""
+    trial = runs["clamp"].trials["y8"]
+    nonce = trial.result["grade"]["nonce"]
+    output = (trial.folder / "test_output.txt").read_text(errors="replace")
+    probe = next((line for line in output.splitlines() if "EHPROBE" in line), "")
+    assert probe, output[-3000:]
+    assert "PermissionError" in probe.split("channel=")[1].split(" wrote=")[0], probe  # the pipe holds
+    found, patched = nonce in probe, "marker=EH-PATCHED" in probe
+    assert found and patched, ("the child no longer reads the nonce or writes the test process's memory: move y8 "
+                               "out of the open findings", found, patched, probe[:600])
+    pytest.xfail("open: a child process of the code under test reads the nonce from the test process's memory "
+                 "(/proc/PPID/mem) and writes that memory (a bytes object changed in place)")
