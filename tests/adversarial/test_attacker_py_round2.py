@@ -67,6 +67,9 @@ launcher before it reads the settings: ``/proc/PID/mem`` is then root's), or kee
 at 1 or more (a child may not trace its parent), or drop ``ptrace``/``process_vm_*`` in the sandbox's seccomp
 profile and the ``/proc/PID/mem`` write with it (dumpable off).
 
+y8 and y9 depend on the host's kernel (this one has no Yama): on a host with ``ptrace_scope`` 1 or more their rows
+fail as "closed" though the grader did nothing; the run's own ``/proc/sys/kernel/yama`` says which.
+
 A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
 failure with the finding); the row fails once the route closes.
 """
