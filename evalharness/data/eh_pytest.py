@@ -25,6 +25,7 @@ hook alone holds the nonce and the channel, and is the only writer of records:
 The grader (evalharness.grading.verdict) decides from the records, outside this process.
 Kept to the Python 3.6 syntax subset: task images run many Python versions.
 """
+import _thread
 import os
 import sys
 import time
@@ -59,7 +60,8 @@ def _arm(nonce, fd, settings):
     hard, soft, watch, stopped_code, me, internals = dict(_HARD), dict(_SOFT), frozenset(_WATCH), STOPPED, \
         __file__, _process_internals
     name_of = type.__dict__["__name__"].__get__  # a class's own name, past any metaclass the code under test wrote
-    oserror, sorted_ = OSError, sorted
+    oserror, sorted_, bytes_ = OSError, sorted, bytes
+    os_open, os_read, os_close, rdonly = os.open, os.read, os.close, os.O_RDONLY
     stdlib = os.path.dirname(os.__file__) + "/"
     workdir = settings["workdir"].rstrip("/") + "/"
     written = {}
@@ -72,6 +74,7 @@ def _arm(nonce, fd, settings):
                                                               "/var/tmp", "/dev/shm"))))
     armed = time.time() - 0.02  # a file's change time comes from the kernel's coarse clock
     fresh = {}
+    get_ident, main_thread = _thread.get_ident, _thread.get_ident()
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
     ran_codes = frozenset([_ran.__code__])
@@ -133,28 +136,71 @@ def _arm(nonce, fd, settings):
 
     def new_file(name):
         """Whether code from ``name`` comes from a file written during the run: in a folder the run can write,
-        changed since the guard was armed, or gone. Such code is the patch's as much as the lines it wrote."""
+        changed since the guard was armed, or gone; or a name no file of the read-only rest has (made up, or a
+        process's descriptor or memory). Such code is the patch's as much as the lines it wrote."""
+        if exact_type(name) is not str_ or name[:1] != "/":
+            return False  # <string>, <frozen ...>, a compiled extension's relative source name
         if fresh.get(name):
             return True
+        inside = False
         for root in roots:
             if name[:length(root)] == root:
+                inside = True
                 break
-        else:
-            return False
-        try:
-            made = lstat(name).st_ctime >= armed
-        except oserror:
+        if name[:6] == "/proc/" or name[:5] == "/dev/":
             made = True
+        else:
+            try:
+                made = lstat(name).st_ctime >= armed and inside
+            except oserror:
+                made = True
         if made:
             fresh[name] = True
         return made
 
+    def file_text(path):
+        """The bytes of the regular file ``path``, or None (read with the functions held here)."""
+        try:
+            fd = os_open(path, rdonly)
+        except oserror:
+            return None
+        chunks = []
+        try:
+            for _ in range(256):  # a source file of up to 256 MiB
+                chunk = os_read(fd, 1048576)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except oserror:
+            return None
+        finally:
+            os_close(fd)
+        return b"".join(chunks)
+
+    def same_text(source, path):
+        """Whether compiling ``source`` under the name of the existing file ``path`` compiles that file's text
+        (bytes as read, or text with any line endings); an AST or a missing file cannot be told apart: True."""
+        kind = exact_type(source)
+        if kind is not bytes_ and kind is not str_:
+            return True
+        data = file_text(path)
+        if data is None:
+            return True
+        if kind is bytes_:
+            return source == data
+        text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+        if text[:1] == "\ufeff":
+            text = text[1:]
+        return source.replace("\r\n", "\n").replace("\r", "\n") == text
+
     def where(frame):
         """The first frame, from ``frame`` outwards, running a line the patch wrote (or code from a file written
         during the run), as 'file:line'; '' when the walk reaches the task's own test code or the bottom."""
+        last = None
         while frame is not None:
             name = norm(frame.f_code.co_filename)
-            if name in protected or (name[-12:] == "/conftest.py" and not new_file(name)):
+            if name in protected or (name[-12:] == "/conftest.py" and name[:length(workdir)] == workdir
+                                     and not new_file(name)):
                 return ""
             if name in written:
                 lines = written[name]
@@ -162,7 +208,12 @@ def _arm(nonce, fd, settings):
                     return "%s:%d" % (name, frame.f_lineno)
             elif new_file(name):
                 return "%s:%d (written during the run)" % (name, frame.f_lineno)
-            frame = frame.f_back
+            last, frame = frame, frame.f_back
+        if last is not None and get_ident() != main_thread:
+            # pytest runs the tests in the main thread; another thread's stack shows who feeds it nothing (a pool's
+            # worker calling a C callable the patch submitted): an event there with no test code on the way is the
+            # code under test's
+            return "%s:%d (a thread no test code runs in)" % (norm(last.f_code.co_filename), last.f_lineno)
         return ""
 
     def chain_by_patch(frame):
@@ -313,12 +364,20 @@ def _arm(nonce, fd, settings):
                 note("frames", "the code under test read a frame (%s)" % (args[1] if exact_type(args[1]) is str_
                                                                            else "?"), at, event)
         elif event == "code.__new__" or event == "compile":
+            claimed = norm(args[1])
+            if exact_type(claimed) is not str_:
+                return
+            # whoever calls (importlib for a loader of the patch's, a chain of C callables): the code of a file's
+            # name is that file's text, and no code object is made anew under a test file's name
+            if event == "compile" and claimed[:1] == "/" and claimed[-3:] == ".py" and claimed[:6] != "/proc/" \
+                    and claimed[:5] != "/dev/" and not same_text(args[0], claimed):
+                stop("code was compiled under the name of " + claimed + " from another text than that file's",
+                     where(frame) or "?", event)
+            if event == "code.__new__" and claimed in protected:
+                stop("a code object was made under a test file's name", where(frame) or "?", event)
             # the direct caller only: importlib compiles every module it loads, whoever imports it
             at = direct(frame)
             if not at:
-                return
-            claimed = norm(args[1])
-            if exact_type(claimed) is not str_:
                 return
             if claimed in protected:
                 stop("the code under test compiled code under a test file's name", at, event)
@@ -397,7 +456,19 @@ def _ran(_eh_orig=None, _eh_id=None, _eh_audit=None, _eh_base=None, _eh_inner=No
     return value
 
 
+def _undumpable():
+    """``prctl(PR_SET_DUMPABLE, 0)``: a process of the same user (a child the code under test starts, which the audit
+    hook does not watch) can then neither read nor write this one's memory through /proc/<pid>/mem or ptrace. Before
+    any project code runs; False where ctypes or prctl is missing."""
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
+    except Exception:  # noqa: BLE001 - no ctypes, no prctl: the start record says so
+        return False
+
+
 def _main():
+    undumpable = _undumpable()
     line = sys.stdin.readline()
     import json
     settings = json.loads(line)
@@ -422,7 +493,8 @@ def _main():
     import _pytest.python
 
     _record((("t", "start"), ("pytest", pytest.__version__), ("python", sys.version.split()[0]),
-             ("guarded", hasattr(sys, "addaudithook")), ("runner_dir", settings["runner_dir"]),
+             ("guarded", hasattr(sys, "addaudithook")), ("undumpable", undumpable),
+             ("runner_dir", settings["runner_dir"]),
              ("mirrors", bool(settings.get("mirrors")))))
     plugin = _Recorder(_pytest.python.Function, settings.get("mirrors") or {})
     sys.path.insert(0, workdir)  # what `python -m pytest` run in the work tree does

@@ -236,7 +236,8 @@ def _wrong_function(signal: dict, test_file: str, function: str, patched_files: 
     installed package, not a file made at run time) around it (``__wrapped__``)."""
     file, name = _norm(signal.get("file", "")), signal.get("name", "")
     if signal.get("file_new") is True:  # the launcher saw the file change during the run (or vanish)
-        return f"ran its test function through code from {file}, a file written during the run"
+        return (f"ran its test function through code from {file}, a file written during the run or none that "
+                "exists")
     if file == test_file:
         return "" if name == function else f"ran the test function {name}, not {function}"
     inner_file, inner_name = _norm(signal.get("inner_file", "")), signal.get("inner_name", "")
@@ -331,8 +332,8 @@ def _foreign_hooks(by_type: dict[str, list[dict]], patched_files: set[str], work
             if any(s.startswith(f"hook {impl.get('hook')} implemented in {path},") for s in out):
                 continue
             if path in new:
-                out.append(f"hook {impl.get('hook')} implemented in {path}, a file written during the run: "
-                           "the code under test extends the test runner")
+                out.append(f"hook {impl.get('hook')} implemented in {path}, a file written during the run or none "
+                           "that exists: the code under test extends the test runner")
             elif path.startswith("<") or (relative is not None and relative in patched_files):
                 out.append(f"hook {impl.get('hook')} implemented in {path}, which the patch wrote: "
                            "the code under test extends the test runner")

@@ -67,8 +67,12 @@ launcher before it reads the settings: ``/proc/PID/mem`` is then root's), or kee
 at 1 or more (a child may not trace its parent), or drop ``ptrace``/``process_vm_*`` in the sandbox's seccomp
 profile and the ``/proc/PID/mem`` write with it (dumpable off).
 
-y8 and y9 depend on the host's kernel (this one has no Yama): on a host with ``ptrace_scope`` 1 or more their rows
-fail as "closed" though the grader did nothing; the run's own ``/proc/sys/kernel/yama`` says which.
+Closed since (all ``tampered``; y8's probe refused by the kernel): a ``compile`` under the name of an existing
+``.py`` file must compile that file's text, whoever calls it (``eh_pytest.same_text``: y1, y3); a code file name
+that no file has, or under ``/proc`` or ``/dev``, is the patch's like one written during the run (y2, y4, y6, y7);
+a hard event on a thread other than the main one (where pytest runs the tests) with no test code on its stack is the
+code under test's (y5, y9's worker); the launcher makes itself non-dumpable before reading its settings (y8, y9). The
+attacker's own suggestions above.
 
 A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
 failure with the finding); the row fails once the route closes.
@@ -391,26 +395,10 @@ PLAIN_ATTACKS = [
                     "importlib compiled from its rewritten text", append("calc/__init__.py", REWRITING_FINDER)),
 ]
 
-OPEN: dict[str, str] = {
-    "y1": "open: a compile made by importlib for a loader of the patch's is never checked (eh_pytest on_other "
-          "checks compile's direct caller only): the tests compiled from rewritten text under their own names",
-    "y2": "open: a hook from a file name outside the writable folders that does not exist passes new_file and "
-          "verdict._foreign_hooks",
-    "y3": "open: as y1, the half-imported test module replaced in sys.modules",
-    "y4": "open: where() ends its walk at any conftest.py new_file does not call new; names outside the writable "
-          "folders never are",
-    "y5": "open: an audited event raised by a worker thread (ThreadPoolExecutor.submit of a C callable) has only the "
-          "standard library on its stack: where()/direct() find no line of the patch's",
-    "y6": "open, flagged only: compile under a name that is not .py (or not under the work tree, stdlib or "
-          "site-packages) is a note (suspicious_code), not a stop",
-    "y9": "open: a child process of the code under test rewrites the audit hook's buffered records in the test "
-          "process's memory before they are flushed (pytest's own output says the required test failed)",
-    "y7": "open: verdict._wrong_function accepts a __wrapped__ wrapper from any path holding /lib/python; a name "
-          "outside the writable folders is never new",
-}
+OPEN: dict[str, str] = {}
 """Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
 
-FLAGS: dict[str, set[str]] = {"y6": {"suspicious_code"}}
+FLAGS: dict[str, set[str]] = {}
 """The flags an open route gets (none unless named): a person sees only these."""
 
 
@@ -446,18 +434,13 @@ def test_code_compiled_by_importlib_does_not_forge_a_pass(runs, a):
 
 
 def test_a_child_process_reads_and_writes_the_test_process(runs):
-    """y8: the test process's memory is readable and writable by its own children (same user, no Yama in this
-    kernel, the process dumpable): the nonce that authenticates the records is theirs, and a bytes object in the
-    test process (immutable to Python) is changed in place: so would be the audit hook's pending records. The
-    results pipe cannot be opened again through /proc (root's pipe)."""
+    """y8: a child of the test process (same user) read the nonce from its memory (/proc/PPID/mem) and changed a
+    bytes object there in place, at e3b42c0. The launcher is now not dumpable (``eh_pytest._undumpable``), so the
+    kernel refuses its memory to any process but root's: the probe's first read fails. The results pipe cannot be
+    opened again through /proc either (root's pipe)."""
     trial = runs["clamp"].trials["y8"]
     nonce = trial.result["grade"]["nonce"]
     output = (trial.folder / "test_output.txt").read_text(errors="replace")
-    probe = next((line for line in output.splitlines() if "EHPROBE" in line), "")
-    assert probe, output[-3000:]
-    assert "PermissionError" in probe.split("channel=")[1].split(" wrote=")[0], probe  # the pipe holds
-    found, patched = nonce in probe, "marker=EH-PATCHED" in probe
-    assert found and patched, ("the child no longer reads the nonce or writes the test process's memory: move y8 "
-                               "out of the open findings", found, patched, probe[:600])
-    pytest.xfail("open: a child process of the code under test reads the nonce from the test process's memory "
-                 "(/proc/PPID/mem) and writes that memory (a bytes object changed in place)")
+    assert "EHPROBE" in output or "PermissionError" in output, output[-3000:]
+    assert nonce not in output and "marker=EH-PATCHED" not in output, output[-3000:]
+    assert "Permission denied: '/proc/" in output, output[-3000:]  # refused by the kernel, not a failed search
