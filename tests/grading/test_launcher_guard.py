@@ -166,3 +166,82 @@ def test_a_python_without_audit_hooks_still_records_and_says_it_is_unguarded(tmp
     assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
     code, records, out, raw = launch(tmp_path / "bug", BUGGY, legacy=True)
     assert verdict(code, raw, workdir=str(tmp_path / "bug" / "work")).outcome is Outcome.UNRESOLVED
+
+
+FIXED = BUGGY.replace("return v\n    return", "return hi\n    return")
+
+
+def test_code_from_a_file_written_during_the_run_is_the_patchs(tmp_path):
+    """The patch's lines only write a module and import it: the gc walk is in the new file, not in a line the
+    patch wrote, and is stopped all the same (a file of a writable folder changed after the guard was armed)."""
+    runtime = tmp_path / "runtime-code"
+    calc = BUGGY + (f"\nimport sys\nsys.path.insert(0, {str(runtime)!r})\nimport os\nos.makedirs({str(runtime)!r}, "
+                    f"exist_ok=True)\nopen({str(runtime / 'walker.py')!r}, 'w').write('import gc\\n"
+                    "gc.get_objects()\\n')\nimport walker\n")
+    code, records, out, raw = launch(tmp_path, calc)
+    assert code == STOPPED, out
+    assert "walker.py" in stopped(records)[0]["at"] and "written during the run" in stopped(records)[0]["at"]
+
+
+def test_a_module_compiled_from_other_text_under_a_test_files_name_is_stopped_whoever_compiles_it(tmp_path):
+    """importlib compiles what a loader's get_data returns: the compile's caller is importlib, not the patch."""
+    calc = BUGGY + '''
+import importlib.machinery, sys
+
+class _Loader(importlib.machinery.SourceFileLoader):
+    def get_data(self, path):
+        data = super().get_data(path)
+        return data.replace(b"== 10", b"== 11") if path.endswith("test_calc.py") else data
+
+class _Finder(importlib.machinery.PathFinder):
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and (spec.origin or "").endswith("test_calc.py"):
+            spec.loader = _Loader(spec.name, spec.origin)
+        return spec
+
+sys.meta_path.insert(0, _Finder)
+'''
+    test = "import calc\n" + TEST  # the package is imported first, then the test module is (re)loaded by name
+    extra = {"tests/conftest.py": "import calc\n"}
+    code, records, out, raw = launch(tmp_path, calc, extra=extra, written={"calc/__init__.py": None}, test=test)
+    assert code == STOPPED, out
+    assert "from another text" in stopped(records)[0]["why"], stopped(records)
+
+
+def test_the_tasks_own_files_compiled_from_their_text_are_not_stopped(tmp_path):
+    """The control: the same finder serving the files' own text (pytest's rewriter and importlib compile them)."""
+    calc = FIXED + "\nimport importlib, sys\nsys.path_importer_cache.clear()\n"
+    code, records, out, raw = launch(tmp_path, calc, extra={"tests/conftest.py": "import calc\n"},
+                                     written={"calc/__init__.py": None})
+    assert code == 0 and not stopped(records), out
+
+
+def test_a_hard_event_on_a_worker_thread_is_the_code_under_tests(tmp_path):
+    """A pool's worker runs a C callable the patch submitted: only the standard library is on that stack."""
+    calc = BUGGY + ("\nimport gc\nfrom concurrent.futures import ThreadPoolExecutor\n"
+                    "ThreadPoolExecutor(1).submit(gc.get_objects).result()\n")
+    code, records, out, raw = launch(tmp_path, calc)
+    assert code == STOPPED, out
+    assert "a thread no test code runs in" in stopped(records)[0]["at"], stopped(records)
+
+
+def test_a_thread_the_tasks_test_starts_is_the_tests(tmp_path):
+    test = TEST.replace("def test_inside():\n", "def test_inside():\n    import gc, threading\n"
+                        "    t = threading.Thread(target=lambda: gc.get_objects())\n    t.start()\n    t.join()\n")
+    code, records, out, raw = launch(tmp_path, FIXED, test=test)
+    assert code == 0 and not stopped(records), out
+
+
+def test_the_launcher_is_not_dumpable(tmp_path):
+    """A child of the test process (same user, outside the audit hook) cannot read or write its memory."""
+    test = TEST.replace("def test_inside():\n", "def test_inside():\n    import os, subprocess, sys\n"
+                        "    child = subprocess.run([sys.executable, '-c', 'import os; open(\"/proc/%d/mem\" % "
+                        "os.getppid(), \"rb\")'], capture_output=True, text=True)\n"
+                        "    print('CHILD', child.returncode, child.stderr.strip().splitlines()[-1:])\n")
+    code, records, out, raw = launch(tmp_path, FIXED, test=test)
+    start = next(r for r in records if r["t"] == "start")
+    assert start["undumpable"] is True, start
+    if os.geteuid() != 0:  # root may open any process's memory: the refusal shows only for the sandbox's uid 1000
+        assert "Permission" in out, out
