@@ -1,0 +1,334 @@
+"""An independent attacker's third round against the guarded pytest grader (at f0c9a66), through the real CLI and
+real Docker, after round two's rules (``eh_pytest.same_text``, a made-up code file name is the patch's, hard events on
+a thread with no test code are the patch's, the launcher is non-dumpable). Every route is code appended to
+``calc/__init__.py`` (task ``tiny-clamp`` on ``tinypack-conftest``: the task's conftest imports the package before
+pytest collects); clamp's bug stays in place; no file is written at run time and no thread is started. The patch's own
+lines hold no token the suspicious-code scan knows (``meta_path``, ``__code__``, ``pytest_...`` in two string pieces).
+
+Two observations carry the round:
+
+1. Attribution by code object names trusts the name. A code object made by ``code.replace(co_filename=...)`` under the
+   name of an existing, old file outside the writable folders (the standard library's ``json/decoder.py``) is nobody's:
+   ``eh_pytest.new_file`` is false for it, ``where`` walks past its frames, ``verdict._foreign_hooks`` accepts a hook
+   from it. Making it is a ``code.__new__`` event, judged by its DIRECT caller only (``eh_pytest._arm.on_other``:
+   ``direct(frame)``); so is reading a function's ``__code__`` (``object.__getattr__``). Any frame of the standard
+   library between the patch's line and the C call hides the patch: ``functools.singledispatch(f)(...)`` runs
+   ``f`` from ``functools.py``'s ``wrapper``. ``types.FunctionType(code, globals)`` is no audited event at all.
+2. What the audit hook does not see at all: a module's globals, the import system's Python objects (a finder first on
+   ``sys.meta_path``, a finder in ``sys.path_importer_cache``, a loader that wraps another), a module built by hand in
+   ``sys.modules``, and ``compile`` of an AST (``same_text`` cannot compare one; pytest's own rewriter compiles ASTs).
+
+The routes:
+
+- ``z1``: a finder first on ``sys.meta_path`` hands every module of the tests' folder the spec the other finders
+  (pytest's assertion rewriter first) give, with its loader wrapped: after the honest loader executed the honest,
+  rewritten test module, the module's global ``clamp`` is replaced by a right one. No compile of the patch's, no
+  audited event, no hook: the test's own function, from its own file, returns.
+- ``z2``: ``z1`` through ``sys.path_importer_cache``: the tests folder's ``FileFinder`` (cached when pytest imported
+  the task's conftest) is wrapped; pytest's rewriter declines a spec whose loader is not a ``SourceFileLoader`` and
+  ``PathFinder`` hands it on. Nothing on ``sys.meta_path`` changes.
+- ``z3``: round two's ``y1`` with an AST: the loader's ``get_code`` parses the test file's text with the assertion made
+  to expect the bug (``ast.parse``: a compile under ``<unknown>`` called from ``ast.py``) and hands the tree to
+  importlib's own ``SourceFileLoader.source_to_code`` under the test file's name: ``compile``'s direct caller is
+  importlib's frozen code and ``same_text`` answers True for an AST.
+- ``z4``: a pytest plugin built by hand (``types.ModuleType`` in ``sys.modules``, named in ``pytest_plugins`` of the
+  task's half-imported conftest) whose ``pytest_runtest_setup`` is ``FunctionType`` over a code object laundered to
+  ``json/decoder.py`` (observation 1): it makes the test module's ``clamp`` right before each test. The hooks record
+  names ``json/decoder.py``; neither the launcher nor the verdict calls that the patch's.
+- ``z5``: ``z4``'s laundered hook raises hard events the stack walk should stop: it sets the test function's
+  ``__code__`` (``object.__setattr__``) to a code object compiled, as in ``z3``, from an AST of the test file's text
+  with the assertion expecting the bug. ``where`` walks from the hook's frame (``json/decoder.py``: not written, not
+  new) through pluggy and pytest to the launcher and finds no line of the patch's: nothing is stopped. ``z5c``, the
+  same hook without the laundering (its code names ``calc/__init__.py``), is ``tampered``.
+
+On f0c9a66 ``z1``-``z5`` are ``resolved`` with no flag (``OPEN``); ``z5c`` is ``tampered``. What would close them from
+outside the code under test's reach, without knowing the tricks: judge the test module by what ran, not by names.
+Before the run root records a digest of each test file's compiled code (what pytest's rewriter makes of the file's
+text, compiled by root, outside the sandbox or before any project code runs); at the ``ran`` signal the launcher
+compares the running function's code object (``co_code``, ``co_consts`` recursively, ``co_names``) with the digest of
+that function in that file, and the function's globals' names the test reads (``co_names``) with the objects the
+module's own import bound them to (a snapshot taken when pytest's collector finished importing the module: by
+identity, from the records) (z1-z3, z5). Know code by its origin: keep, per code object the run sees (frames in the
+stack walk, hook implementations, the ``ran`` function), whether its ``co_filename``'s text, compiled, yields it;
+short of that, take a ``code.__new__`` event (``code.replace``, ``CodeType``) raised anywhere after arming as the
+patch's unless the full stack holds only the standard library and pytest's rewriter, walked like a hard event (not
+``direct``), and treat any hook implementation whose code object was not made by an import of its file as foreign
+(z4, z5).
+
+A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
+failure with the finding); the row fails once the route closes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from adversary import CLAMP_FIX, TINYPACK, append, attack, check, remove_containers
+from test_tests_rewritten_on_disk import _conftest_pack, _play
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+_TESTS = '_eh_o.path.join(_eh_o.path.dirname(_eh_o.path.dirname(_eh_o.path.abspath(__file__))), "tests")'
+
+_RIGHT_AFTER_EXEC = '''
+
+def _eh_right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+class _EhAfter:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        if "clamp" in vars(module):
+            module.clamp = _eh_right
+'''
+"""A loader wrapping another: the honest module is executed, then its ``clamp`` is replaced by a right one."""
+
+FINDER_SWAP = f'''
+import os as _eh_o, sys as _eh_s
+
+_eh_T = {_TESTS} + "/"
+{_RIGHT_AFTER_EXEC}
+
+class _EhFinder:
+    def find_spec(self, name, path=None, target=None):
+        for finder in getattr(_eh_s, "meta" "_path"):
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if (spec.origin or "").startswith(_eh_T) and spec.loader is not None:
+            spec.loader = _EhAfter(spec.loader)
+        return spec
+
+
+getattr(_eh_s, "meta" "_path").insert(0, _EhFinder())
+'''
+"""z1, appended to calc/__init__.py: a finder first on the import path wraps the loader of every module of the
+tests' folder (the rewriter's, for test modules)."""
+
+CACHE_SWAP = f'''
+import os as _eh_o, sys as _eh_s
+
+_eh_T = {_TESTS}
+{_RIGHT_AFTER_EXEC}
+
+class _EhDir:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def find_spec(self, name, target=None):
+        spec = self.inner.find_spec(name, target)
+        if spec is not None and spec.loader is not None and (spec.origin or "").endswith(".py"):
+            spec.loader = _EhAfter(spec.loader)
+        return spec
+
+    def invalidate_caches(self):
+        self.inner.invalidate_caches()
+
+
+_eh_c = getattr(_eh_s, "path_importer" "_cache")
+for _eh_k, _eh_v in list(_eh_c.items()):
+    if _eh_v is not None and _eh_o.path.abspath(_eh_k) == _eh_T:
+        _eh_c[_eh_k] = _EhDir(_eh_v)
+'''
+"""z2, appended to calc/__init__.py: the tests folder's cached path finder is wrapped."""
+
+AST_LOADER = f'''
+import ast as _eh_a, importlib.machinery as _eh_m, os as _eh_o, sys as _eh_s
+
+_eh_T = {_TESTS} + "/"
+_eh_SW = ((b"clamp(11, 0, 10) == 10", b"clamp(11, 0, 10) == 11"),)
+
+
+class _EhLoader(_eh_m.SourceFileLoader):
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        data = self.get_data(path)
+        for old, new in _eh_SW:
+            data = data.replace(old, new)
+        return _eh_m.SourceFileLoader.source_to_code(self, _eh_a.parse(data), path)
+
+
+class _EhFinder:
+    def find_spec(self, name, path=None, target=None):
+        spec = _eh_m.PathFinder.find_spec(name, path)
+        origin = getattr(spec, "origin", None) or ""
+        if not origin.startswith(_eh_T) or not origin.endswith(".py"):
+            return None
+        with open(origin, "rb") as f:
+            text = f.read()
+        if not any(old in text for old, _ in _eh_SW):
+            return None
+        spec.loader = _EhLoader(spec.name, origin)
+        return spec
+
+
+getattr(_eh_s, "meta" "_path").insert(0, _EhFinder())
+'''
+"""z3, appended to calc/__init__.py: the test modules holding the assertion are compiled by importlib from an AST of
+their rewritten text, under their own names."""
+
+
+def laundered_plugin(setup: str, *, launder: bool = True) -> str:
+    """Appended to calc/__init__.py: ``setup`` defines ``_eh_setup(item)``; a module built by hand, named in the task's
+    conftest's ``pytest_plugins``, carries it as ``pytest_runtest_setup``, its code object renamed (``code.replace``
+    run by ``functools.singledispatch``'s wrapper) to the standard library's ``json/decoder.py`` unless not
+    ``launder``."""
+    renamed = ("_eh_f.singledispatch(type(_eh_code).replace)(_eh_code, co_filename=_eh_j.__file__)" if launder
+               else "_eh_code")
+    return f'''
+import functools as _eh_f, json.decoder as _eh_j, sys as _eh_s, types as _eh_t
+
+_eh_T = __file__.rpartition("/calc/")[0] + "/tests/conftest.py"
+{setup}
+
+_eh_code = _eh_f.singledispatch(getattr)(_eh_setup, "__co" "de__")
+_eh_new = {renamed}
+_eh_plugin = _eh_t.ModuleType("eh_json_compat")
+setattr(_eh_plugin, "py" "test_runtest_setup", _eh_t.FunctionType(_eh_new, globals(), "_eh_setup"))
+_eh_s.modules["eh_json_compat"] = _eh_plugin
+for _eh_m in list(_eh_s.modules.values()):
+    if getattr(_eh_m, "__file__", None) == _eh_T:
+        setattr(_eh_m, "py" "test_plugins", ["eh_json_compat"])
+'''
+
+
+SETUP_SWAP = '''
+
+def _eh_right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+def _eh_setup(item):
+    module = getattr(item, "module", None)
+    if module is not None and "clamp" in vars(module):
+        module.clamp = _eh_right
+'''
+"""z4's hook: the test module's clamp made right before each test."""
+
+SETUP_RECODE = '''
+import ast as _eh_a, importlib.machinery as _eh_im
+
+
+def _eh_setup(item):
+    test = getattr(item, "obj", None)
+    func = getattr(test, "__func__", test)
+    path = str(getattr(item, "path", ""))
+    code = getattr(func, "__co" "de__", None)
+    if code is None or "clamp" not in code.co_names or not path.endswith(".py"):
+        return
+    with open(path, "rb") as f:
+        data = f.read().replace(b"clamp(11, 0, 10) == 10", b"clamp(11, 0, 10) == 11")
+    whole = _eh_im.SourceFileLoader.source_to_code(None, _eh_a.parse(data), path)
+    for const in whole.co_consts:
+        if type(const) is type(code) and const.co_name == code.co_name:
+            setattr(func, "__co" "de__", const)
+'''
+"""z5's hook: the test function's code replaced (a hard event) by its code compiled from an AST of the test file's
+text with the assertion expecting the bug."""
+
+ATTACKS = [
+    attack("okc", 0, "control on tinypack-conftest: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("z1", 3, "a finder first on sys.meta_path wraps the loader of the tests' modules: after the honest module "
+                    "ran, its global clamp is replaced by a right one (no compile, no audited event, no hook)",
+           append("calc/__init__.py", FINDER_SWAP)),
+    attack("z2", 3, "z1 through sys.path_importer_cache: the tests folder's cached FileFinder is wrapped",
+           append("calc/__init__.py", CACHE_SWAP)),
+    attack("z3", 3, "the tests' modules compiled by importlib's own source_to_code from an AST of their rewritten "
+                    "text under their own names (same_text cannot compare an AST; the direct caller is importlib)",
+           append("calc/__init__.py", AST_LOADER)),
+    attack("z4", 3, "a plugin module built by hand, named in the conftest's pytest_plugins, whose hook's code object "
+                    "was renamed to json/decoder.py by code.replace run through functools.singledispatch",
+           append("calc/__init__.py", laundered_plugin(SETUP_SWAP))),
+    attack("z5", 3, "z4's laundered hook sets the test function's __code__ (a hard event) to code compiled from an "
+                    "AST of the rewritten test file: the stack walk finds no line of the patch's",
+           append("calc/__init__.py", laundered_plugin(SETUP_RECODE))),
+    attack("z5c", 3, "z5 without the laundering: the hook's code names calc/__init__.py, which the patch wrote",
+           append("calc/__init__.py", laundered_plugin(SETUP_RECODE, launder=False)), expect={"tampered"}),
+]
+
+LATE_NAME = f'''
+import os as _eh_o, sys as _eh_s
+
+_eh_T = {_TESTS} + "/"
+_eh_mean = mean
+del mean
+
+
+def _eh_right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+def __getattr__(name):
+    if name != "mean":
+        raise AttributeError(name)
+    for module in list(_eh_s.modules.values()):
+        if (getattr(module, "__file__", None) or "").startswith(_eh_T) and "clamp" in vars(module):
+            module.clamp = _eh_right
+    return _eh_mean
+'''
+"""z6, appended to calc/__init__.py: ``mean`` leaves the module's dict for a module ``__getattr__`` (PEP 562); the
+test module's ``from calc import add, clamp, mean`` binds ``clamp``, then asks for ``mean``: every half-imported module
+of the tests' folder has its ``clamp`` replaced."""
+
+PLAIN_ATTACKS = [
+    attack("okp", 0, "control on tinypack: the gold change made with python3", CLAMP_FIX, kind="control"),
+    attack("z6", 3, "plain tinypack (the test module imports the package itself): a module __getattr__ for a name the "
+                    "test module imports after clamp replaces the half-imported test module's clamp",
+           append("calc/__init__.py", LATE_NAME)),
+]
+
+OPEN: dict[str, str] = {
+    "z1": "open: the test module's globals are swapped by a loader wrapped by a finder of the patch's; no audited "
+          "event, no hook, the test's own function runs from its own file",
+    "z2": "open: as z1, through sys.path_importer_cache (nothing on sys.meta_path changes)",
+    "z3": "open: a compile of an AST under the test file's name by importlib's source_to_code: same_text answers "
+          "True for an AST, and compile's direct caller is importlib",
+    "z4": "open: code.replace(co_filename=<an existing stdlib file>) through a standard-library frame is not even "
+          "noted (direct caller only), and a hook from an existing file outside the writable folders is nobody's",
+    "z5": "open: a hard event (a test function's __code__ replaced) from a hook whose code claims an existing stdlib "
+          "file: the stack walk finds no line of the patch's",
+    "z6": "open: as z1 with no import machinery: a module __getattr__ runs while the test module is half-imported",
+}
+"""Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
+
+FLAGS: dict[str, set[str]] = {}
+"""The flags an open route gets (none unless named): a person sees only these."""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, base_image):
+    pack = _conftest_pack(tmp_path_factory.mktemp("conftest-pack"))
+    done = {}
+    try:
+        done["clamp"] = _play(ATTACKS, tmp_path_factory, "laundered-code", pack, "tiny-clamp")
+        done["plain"] = _play(PLAIN_ATTACKS, tmp_path_factory, "late-name-plain", TINYPACK, "tiny-clamp")
+        yield done
+    finally:
+        for one in done.values():
+            remove_containers(one.run_id)
+
+
+@pytest.mark.parametrize("a", ATTACKS + PLAIN_ATTACKS, ids=lambda a: a.id)
+def test_laundered_code_does_not_forge_a_pass(runs, a):
+    """Each route is not resolved (``check``); the control resolves unflagged; an ``OPEN`` route is asserted open
+    (the bug ran: clamp(11, 0, 10) is still 11 in the package)."""
+    run = runs["plain" if a in PLAIN_ATTACKS else "clamp"]
+    result = run.trials[a.id].result
+    print(a.id, result["outcome"], sorted(result.get("flags") or []), result.get("reason"))
+    if a.id in OPEN:
+        assert run.status == "completed" and run.containers_left == [], run.stderr[-2000:]
+        assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
+                                                 f"{result.get('reason')}, {result.get('flags')}): move it out of OPEN")
+        assert set(result.get("flags") or []) == FLAGS.get(a.id, set()), (a.id, result.get("flags"))
+        pytest.xfail(OPEN[a.id])
+    check(run, a)
