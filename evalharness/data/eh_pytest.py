@@ -75,6 +75,7 @@ def _arm(nonce, fd, settings):
     armed = time.time() - 0.02  # a file's change time comes from the kernel's coarse clock
     fresh = {}
     get_ident, main_thread = _thread.get_ident, _thread.get_ident()
+    rewriter = []  # pytest's assertion rewriter's code object, once it has compiled a test file
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
     ran_codes = frozenset([_ran.__code__])
@@ -109,8 +110,7 @@ def _arm(nonce, fd, settings):
         seq[0] += 1
         pending.append(("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace"))
         size[0] += length(pending[-1])
-        if now or size[0] >= 65536:
-            flush()
+        flush()  # at once: a record waiting in a list is a Python object the code under test could reach
 
     def flush():
         data = b"".join(pending)
@@ -138,10 +138,12 @@ def _arm(nonce, fd, settings):
         """Whether code from ``name`` comes from a file written during the run: in a folder the run can write,
         changed since the guard was armed, or gone; or a name no file of the read-only rest has (made up, or a
         process's descriptor or memory). Such code is the patch's as much as the lines it wrote."""
-        if exact_type(name) is not str_ or name[:1] != "/":
-            return False  # <string>, <frozen ...>, a compiled extension's relative source name
+        if exact_type(name) is not str_:
+            return False
         if fresh.get(name):
             return True
+        if name[:1] != "/":
+            return False  # <string>, <frozen ...>, a compiled extension's relative source name
         inside = False
         for root in roots:
             if name[:length(root)] == root:
@@ -363,6 +365,17 @@ def _arm(nonce, fd, settings):
             if at:
                 note("frames", "the code under test read a frame (%s)" % (args[1] if exact_type(args[1]) is str_
                                                                            else "?"), at, event)
+        elif event == "compile" and exact_type(args[0]) is not bytes_ and exact_type(args[0]) is not str_:
+            # a syntax tree (the event names no file for one): pytest's assertion rewriter compiles the test modules
+            # this way, from their text (its parse is checked below); a tree from any other code could be compiled
+            # under a test file's name from other text, and nothing would tell
+            caller = frame.f_code
+            if not rewriter and caller.co_name == "_rewrite_test" and not new_file(norm(caller.co_filename)) and \
+                    norm(caller.co_filename)[-29:] == "/_pytest/assertion/rewrite.py":
+                rewriter.append(caller)
+            if not rewriter or caller is not rewriter[0]:
+                stop("a syntax tree was compiled by other code than pytest's assertion rewriter", where(frame) or "?",
+                     event)
         elif event == "code.__new__" or event == "compile":
             claimed = norm(args[1])
             if exact_type(claimed) is not str_:
@@ -373,8 +386,12 @@ def _arm(nonce, fd, settings):
                     and claimed[:5] != "/dev/" and not same_text(args[0], claimed):
                 stop("code was compiled under the name of " + claimed + " from another text than that file's",
                      where(frame) or "?", event)
-            if event == "code.__new__" and claimed in protected:
-                stop("a code object was made under a test file's name", where(frame) or "?", event)
+            if event == "code.__new__":
+                if claimed in protected:
+                    stop("a code object was made under a test file's name", where(frame) or "?", event)
+                # a code object made during the run under a file's name (code.replace(co_filename=...)) is not that
+                # file's code: code from that name counts as the patch's from now on
+                fresh[claimed] = True
             # the direct caller only: importlib compiles every module it loads, whoever imports it
             at = direct(frame)
             if not at:

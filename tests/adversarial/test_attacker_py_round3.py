@@ -83,6 +83,13 @@ outside the code under test's reach, without knowing the tricks:
   so the laundering rule above is what keeps a gc walk from being nobody's; a gc walk during the session from a stack
   that holds no test code, on any thread, could also be stopped outright (honest leak tests call gc from test code).
 
+Closed since (``tampered``): a code object made during the run under a file's name (``code.replace(co_filename=
+...)``, whoever calls) makes that name the patch's from then on (z4, z5, z7, z8); a syntax tree compiled by any code
+but pytest's assertion rewriter (its code object, taken at its first compile) is stopped: the ``compile`` event names
+no file for a tree (z3, z5); the audit hook writes each record down the pipe at once, so no record waits in a list
+the code under test could reach (z7's target). Still open (``OPEN``): z1, z2, z6, the test module's own names rebound
+while it is imported (no audited event; the test's function runs from its file).
+
 A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
 failure with the finding); the row fails once the route closes.
 """
@@ -397,16 +404,6 @@ OPEN: dict[str, str] = {
     "z1": "open: the test module's globals are swapped by a loader wrapped by a finder of the patch's; no audited "
           "event, no hook, the test's own function runs from its own file",
     "z2": "open: as z1, through sys.path_importer_cache (nothing on sys.meta_path changes)",
-    "z3": "open: a compile of an AST under the test file's name by importlib's source_to_code: same_text answers "
-          "True for an AST, and compile's direct caller is importlib",
-    "z4": "open: code.replace(co_filename=<an existing stdlib file>) through a standard-library frame is not even "
-          "noted (direct caller only), and a hook from an existing file outside the writable folders is nobody's",
-    "z5": "open: a hard event (a test function's __code__ replaced) from a hook whose code claims an existing stdlib "
-          "file: the stack walk finds no line of the patch's",
-    "z7": "open: a gc walk from a laundered hook reaches the audit hook's closure; its pending records are rewritten "
-          "in place (pytest's own terminal says FAILED)",
-    "z8": "open: a forgiving wrapper whose code claims json/decoder.py: the test-ran signal names an 'installed' "
-          "wrapper around the test's own function, which verdict._wrong_function accepts",
     "z6": "open: as z1 with no import machinery: a module __getattr__ runs while the test module is half-imported",
 }
 """Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
