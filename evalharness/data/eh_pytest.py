@@ -386,12 +386,8 @@ def _arm(nonce, fd, settings):
                     and claimed[:5] != "/dev/" and not same_text(args[0], claimed):
                 stop("code was compiled under the name of " + claimed + " from another text than that file's",
                      where(frame) or "?", event)
-            if event == "code.__new__":
-                if claimed in protected:
-                    stop("a code object was made under a test file's name", where(frame) or "?", event)
-                # a code object made during the run under a file's name (code.replace(co_filename=...)) is not that
-                # file's code: code from that name counts as the patch's from now on
-                fresh[claimed] = True
+            if event == "code.__new__" and claimed in protected:
+                stop("a code object was made under a test file's name", where(frame) or "?", event)
             # the direct caller only: importlib compiles every module it loads, whoever imports it
             at = direct(frame)
             if not at:

@@ -83,12 +83,14 @@ outside the code under test's reach, without knowing the tricks:
   so the laundering rule above is what keeps a gc walk from being nobody's; a gc walk during the session from a stack
   that holds no test code, on any thread, could also be stopped outright (honest leak tests call gc from test code).
 
-Closed since (``tampered``): a code object made during the run under a file's name (``code.replace(co_filename=
-...)``, whoever calls) makes that name the patch's from then on (z4, z5, z7, z8); a syntax tree compiled by any code
-but pytest's assertion rewriter (its code object, taken at its first compile) is stopped: the ``compile`` event names
-no file for a tree (z3, z5); the audit hook writes each record down the pipe at once, so no record waits in a list
-the code under test could reach (z7's target). Still open (``OPEN``): z1, z2, z6, the test module's own names rebound
-while it is imported (no audited event; the test's function runs from its file).
+Closed since: a syntax tree compiled by any code but pytest's assertion rewriter (its code object, taken at its
+first compile) is stopped, as the ``compile`` event names no file for a tree (z3, z5: ``tampered``); the audit hook
+writes each record down the pipe at once, so no record waits in a list the code under test could reach (z7:
+``unresolved``, ``QUIET``). Still open (``OPEN``): z1, z2, z6 (the test module's own names rebound while it is
+imported: no audited event, the test's function runs from its file) and z4, z8 (code laundered under an existing
+file's name: marking the name at ``code.__new__`` was tried and dropped, as Python 3.8 and 3.9 raise that event for
+every code object a ``.pyc`` load makes; comparing a frame's code with what its file's text compiles to is the
+attacker's suggestion, not built).
 
 A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
 failure with the finding); the row fails once the route closes.
@@ -405,7 +407,17 @@ OPEN: dict[str, str] = {
           "event, no hook, the test's own function runs from its own file",
     "z2": "open: as z1, through sys.path_importer_cache (nothing on sys.meta_path changes)",
     "z6": "open: as z1 with no import machinery: a module __getattr__ runs while the test module is half-imported",
+    "z4": "open: a code object laundered with code.replace(co_filename=<an existing standard-library file>) is that "
+          "file's to the audit hook and the verdict (Python 3.8 and 3.9 raise code.__new__ for every code object a "
+          ".pyc load makes, so the event cannot mark the name); the hook is in a file nobody wrote",
+    "z8": "open: as z4, the forgiving wrapper laundered: verdict._wrong_function takes it for an installed decorator",
 }
+
+QUIET = {
+    "z7": "the audit hook writes each record down the pipe at once: no record waits in a list to be rewritten, the "
+          "forgery finds nothing to change and the bug leaves the trial unresolved",
+}
+"""Routes the grader now stops without a flag: the forgery's own step finds nothing, the bug stays visible."""
 """Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
 
 FLAGS: dict[str, set[str]] = {}
@@ -432,6 +444,9 @@ def test_laundered_code_does_not_forge_a_pass(runs, a):
     run = runs["plain" if a in PLAIN_ATTACKS else "clamp"]
     result = run.trials[a.id].result
     print(a.id, result["outcome"], sorted(result.get("flags") or []), result.get("reason"))
+    if a.id in QUIET:
+        assert run.status == "completed" and result["outcome"] == "unresolved", (a.id, result["outcome"], result)
+        return
     if a.id in OPEN:
         assert run.status == "completed" and run.containers_left == [], run.stderr[-2000:]
         assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
