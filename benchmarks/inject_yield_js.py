@@ -17,7 +17,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,10 +42,14 @@ def clone(source: str, into: Path) -> Path:
 
 
 def inject(name: str, source: str, out: Path, count: int, seed: int) -> None:
-    with tempfile.TemporaryDirectory(prefix=f"eh-inject-{name}-") as tmp:
-        repo = clone(source, Path(tmp))
-        subprocess.run([*EVALHARNESS, "packs", "inject", "--repo", str(repo), "--count", str(count), "--out",
-                        str(out), "--seed", str(seed), "--force"], cwd=REPO, check=False)
+    """``packs inject`` on a clone kept beside the pack (``OUT_ROOT/.clone-NAME``): the pack's source names it, and the
+    oracle and null runs that follow build task images from it (a temporary clone was gone by then)."""
+    keep = out.parent / f".clone-{name}"
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    repo = clone(source, keep)
+    subprocess.run([*EVALHARNESS, "packs", "inject", "--repo", str(repo), "--count", str(count), "--out",
+                    str(out), "--seed", str(seed), "--force"], cwd=REPO, check=False)
 
 
 def run_pack(out: Path) -> dict:
@@ -65,7 +68,9 @@ def section(packs: dict[str, Path], notes: list[str]) -> str:
 
         def rate(harness: str) -> str:
             s = next((v for k, v in scores.items() if k.startswith(harness)), None)
-            return f"{s['resolve_rate']:.0%} of {s['n_tasks']}" if s else "not run"
+            if not s:
+                return "not run"
+            return f"{s['resolve_rate']:.0%} of {s['n_tasks']}" if s.get("resolve_rate") is not None else "no usable trial"
 
         decided = report["tried"] - report["by_verdict"].get("not_needed", 0)
         rows.append(f"| {name} | {report['sites']} | {report['base_tests_passing']} | {report['tried']} | "
