@@ -412,13 +412,13 @@ OPEN: dict[str, str] = {
           ".pyc load makes, so the event cannot mark the name); the hook is in a file nobody wrote",
     "z8": "open: as z4, the forgiving wrapper laundered: verdict._wrong_function takes it for an installed decorator",
 }
+"""Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
 
 QUIET = {
     "z7": "the audit hook writes each record down the pipe at once: no record waits in a list to be rewritten, the "
           "forgery finds nothing to change and the bug leaves the trial unresolved",
 }
 """Routes the grader now stops without a flag: the forgery's own step finds nothing, the bug stays visible."""
-"""Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
 
 FLAGS: dict[str, set[str]] = {}
 """The flags an open route gets (none unless named): a person sees only these."""
