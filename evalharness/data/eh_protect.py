@@ -1,6 +1,7 @@
 """Run by root in the grading sandbox before the test run (``python3 -s -I eh_protect.py WORK < LIST``): the files
 LIST names (paths relative to the work tree WORK, NUL-separated) become root's and read-only (0644, execute bits
-kept: a runner script such as SymPy's ``bin/test`` still runs), and so does each ``conftest.py`` on their way up; every folder from them up to WORK becomes root's and sticky (1777).
+kept: a runner script such as SymPy's ``bin/test`` still runs), and so does each ``conftest.py`` on their way up;
+every folder from them up to WORK becomes root's and sticky (1777).
 
 The tests run as uid 1000: they can still create files anywhere in the tree, but can neither rewrite, remove nor
 rename a file or folder of root's in a sticky folder. So code under test cannot change a test module, a helper or
@@ -22,11 +23,12 @@ def protect(work: bytes, names: list[bytes]) -> int:
         if not name or name.startswith(b"/") or os.path.realpath(path) != path:
             continue
         try:
-            if not stat.S_ISREG(os.lstat(path).st_mode):
-                continue
+            mode = os.lstat(path).st_mode
         except FileNotFoundError:
             continue
-        _own(path, 0o644 | (os.lstat(path).st_mode & 0o111))
+        if not stat.S_ISREG(mode):
+            continue
+        _own(path, 0o644 | (mode & 0o111))
         count += 1
         folder = os.path.dirname(path)
         while len(folder) >= len(work) and folder not in done:
@@ -34,8 +36,9 @@ def protect(work: bytes, names: list[bytes]) -> int:
                 raise OSError(f"{folder!r} changed while it was protected")
             _own(folder, 0o1777)
             conftest = os.path.join(folder, b"conftest.py")
-            if os.path.lexists(conftest) and stat.S_ISREG(os.lstat(conftest).st_mode):
-                _own(conftest, 0o644 | (os.lstat(conftest).st_mode & 0o111))
+            mode = os.lstat(conftest).st_mode if os.path.lexists(conftest) else 0
+            if stat.S_ISREG(mode):
+                _own(conftest, 0o644 | (mode & 0o111))
             done.add(folder)
             if folder == work:
                 break
