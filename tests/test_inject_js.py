@@ -14,7 +14,7 @@ import random
 import pytest
 import yaml
 
-from evalharness.sources.inject import mutations, prescreen, select
+from evalharness.sources.inject import mutations, pipeline, prescreen, select
 from evalharness.sources.inject.js import messages, mutants, steps
 from evalharness.sources.inject.statement import Failure, Location, location_leaks, public_calls, write_statement
 
@@ -228,3 +228,23 @@ def test_the_runners_own_time_limits_are_raised_once_for_tap_and_jest():
     jest = "node_modules/.bin/jest --ci --json --outputFile={junit_xml} --runTestsByPath {test_files}"
     assert "--testTimeout=120000 --ci" in steps.steady_command(jest)
     assert steps.steady_command("python -m pytest {test_files}") == "python -m pytest {test_files}"
+
+
+@pytest.mark.parametrize("files,named", [
+    ({"package.json": b'{"name": "ts-pattern", "version": "5.0.0"}'}, "ts-pattern"),
+    ({"package.json": b'{"name": "@scope/pkg"}'}, "@scope/pkg"),
+    ({"pyproject.toml": b'[project]\nname = "cachetools"\n'}, "cachetools"),
+    ({"package.json": b'{"private": true}'}, None),
+    ({"package.json": b'[1, 2]'}, None),
+    ({"package.json": b'{not json'}, None),
+    ({"pyproject.toml": b'[tool.black]\nline-length = 99\n'}, None),
+    ({"setup.py": b"setup(name='x')"}, None),
+])
+def test_the_library_is_named_by_its_own_manifest_not_by_its_clone_folder(files, named):
+    assert pipeline.project_name(files) == named
+    manifest = {"environment": {"source": {"kind": "git", "url": "/tmp/x/repo", "ref": "HEAD"}}}
+    assert pipeline._library(manifest, pipeline.project_name(files)) == (named or "repo")
+    sdist = {"environment": {"source": {"kind": "pypi_sdist", "name": "cachetools", "version": "5.3.0"}}}
+    assert pipeline._library(sdist, "other") == "cachetools 5.3.0"
+    assert [pipeline.id_prefix(n) for n in ("@scope/pkg", "cachetools 5.3.0", "My_Lib")] == ["scope-pkg", "cachetools",
+                                                                                            "my-lib"]

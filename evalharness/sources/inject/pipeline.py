@@ -25,6 +25,7 @@ import os
 import random
 import threading
 import time
+import tomllib
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -90,11 +91,32 @@ def manifest_from_repo(repo: str, out: Path, name: str, ref: str = "HEAD") -> di
             "timeouts": {"agent_s": 900, "tests_s": 300, "build_s": 900, "exec_s": 60}}
 
 
-def _library(manifest: dict) -> str:
+def _library(manifest: dict, named: str | None = None) -> str:
+    """The library's name in statements, ids and logs: an sdist's name and version, else the name its own
+    ``package.json`` or ``pyproject.toml`` gives (``named``), else its folder's (a clone is often just ``repo``)."""
     src = manifest["environment"]["source"]
     if src["kind"] == "pypi_sdist":
         return f"{src['name']} {src['version']}"
-    return Path(str(src.get("path") or src.get("url"))).name.removesuffix(".git")
+    return named or Path(str(src.get("path") or src.get("url"))).name.removesuffix(".git")
+
+
+def id_prefix(library: str) -> str:
+    """Task ids start with it: the library's name, lower case, ``@scope/name`` as ``scope-name``."""
+    return library.split()[0].lower().replace("_", "-").lstrip("@").replace("/", "-")
+
+
+def project_name(files: dict[str, bytes]) -> str | None:
+    """The name the root ``package.json`` or ``pyproject.toml`` ([project] name) gives, None when neither does."""
+    try:
+        if "package.json" in files:
+            name = json.loads(files["package.json"]).get("name")
+        elif "pyproject.toml" in files:
+            name = tomllib.loads(files["pyproject.toml"].decode()).get("project", {}).get("name")
+        else:
+            return None
+    except (ValueError, AttributeError, UnicodeDecodeError):  # not JSON/TOML, or not a table: the folder's name
+        return None
+    return name.strip() if isinstance(name, str) and name.strip() else None
 
 
 def output_pack(out: Path, manifest: dict) -> Pack:
@@ -138,14 +160,16 @@ class Injector:
     """Modules left out as test code (path -> why), though they look like library modules."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _seen: dict[tuple, str] = field(default_factory=dict)
+    _named: str | None = None
+    """The name the base tree's package.json/pyproject.toml gives (read with the tree)."""
 
     @property
     def library(self) -> str:
-        return _library(self.pack.spec.model_dump(mode="json"))
+        return _library(self.pack.spec.model_dump(mode="json"), self._named)
 
     @property
     def prefix(self) -> str:
-        return self.library.split()[0].lower().replace("_", "-")
+        return id_prefix(self.library)
 
     def run(self) -> dict:
         started = time.monotonic()
@@ -155,6 +179,7 @@ class Injector:
         image = self.images.task_image(self.pack, base)
         with self.sandbox(image, spec, base) as box:
             files = prescreen.read_tree(box, spec.environment.workdir)
+            self._named = project_name(files)
             order = self._order(files, box)
             self.log(f"{self.library}: {len(order)} mutation sites in {len({s.path for s in order})} modules")
             command = prescreen.suite_command(spec.test_command, log_parser=spec.log_parser)
