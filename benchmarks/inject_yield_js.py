@@ -2,7 +2,8 @@
 rest were rejected, what each step costs; then oracle and null runs of each pack.
 
     .venv/bin/python benchmarks/inject_yield_js.py --repo semver=../shared/research-data/mining-repos/npm__node-semver.git
-        [--repo ts-pattern=...gvergnaud__ts-pattern.git] [--count 10] [--out-root tasks] [--report-only] [--note ...]
+        [--repo ts-pattern=...gvergnaud__ts-pattern.git] [--count 10] [--out-root tasks] [--resume] [--report-only]
+        [--note ...]
 
 For each NAME=REPO (a git URL, folder or bare repository, cloned to a work tree first), `evalharness packs
 inject --repo CLONE --count N --out OUT_ROOT/inject-js-NAME`, then `evalharness run -p OUT -H oracle -H null`,
@@ -41,13 +42,17 @@ def clone(source: str, into: Path) -> Path:
     return target
 
 
-def inject(name: str, source: str, out: Path, count: int, seed: int) -> None:
+def inject(name: str, source: str, out: Path, count: int, seed: int, resume: bool = False) -> None:
     """``packs inject`` on a clone kept beside the pack (``OUT_ROOT/.clone-NAME``): the pack's source names it, and the
-    oracle and null runs that follow build task images from it (a temporary clone was gone by then)."""
+    oracle and null runs that follow build task images from it (a temporary clone was gone by then). ``resume``
+    keeps an earlier clone, so an interrupted injection's validated mutants are taken up again."""
     keep = out.parent / f".clone-{name}"
-    shutil.rmtree(keep, ignore_errors=True)
-    keep.mkdir(parents=True)
-    repo = clone(source, keep)
+    if resume and (keep / "repo" / ".git").is_dir():
+        repo = keep / "repo"
+    else:
+        shutil.rmtree(keep, ignore_errors=True)
+        keep.mkdir(parents=True)
+        repo = clone(source, keep)
     subprocess.run([*EVALHARNESS, "packs", "inject", "--repo", str(repo), "--count", str(count), "--out",
                     str(out), "--seed", str(seed), "--force"], cwd=REPO, check=False)
 
@@ -100,6 +105,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-root", type=Path, default=REPO / "tasks")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--resume", action="store_true",
+                        help="Keep OUT_ROOT/.clone-NAME from an interrupted run (its validated mutants are reused).")
     parser.add_argument("--note", action="append", default=[], help="A line added under the table (repeatable).")
     args = parser.parse_args()
     packs = {}
@@ -107,7 +114,7 @@ def main() -> None:
         name, _, source = item.partition("=")
         out = args.out_root / f"inject-js-{name}"
         if not args.report_only:
-            inject(name, source, out, args.count, args.seed)
+            inject(name, source, out, args.count, args.seed, args.resume)
             run_pack(out)
         packs[name] = out
     write_section(REPO / "BENCHMARKS.md", TITLE, section(packs, args.note))

@@ -9,9 +9,14 @@ failing) counts one task twice.
 from __future__ import annotations
 
 import random
+import threading
+import time
 from collections import Counter
+from types import SimpleNamespace
 
-from evalharness.sources.inject import mutations, select
+import pytest
+
+from evalharness.sources.inject import mutations, pipeline, select
 from evalharness.sources.inject.mutations import Site
 
 
@@ -63,13 +68,54 @@ def test_duplicates_are_the_same_failing_tests_and_the_same_change_of_code():
     assert [(d[0], k[0]) for d, k in dropped] == [("m2", "m1")]
 
 
-def test_function_share_defers_a_second_kill_in_the_same_function():
-    items = [("f", 1), ("f", 2), ("g", 3), ("f", 4), ("h", 5), ("g", 6)]
-    assert select.by_function_share(items, lambda m: m[0]) == [("f", 1), ("g", 3), ("h", 5), ("f", 2), ("g", 6),
-                                                               ("f", 4)]
-    assert select.by_function_share(items, lambda m: m[0], per_function=2) == [
-        ("f", 1), ("f", 2), ("g", 3), ("h", 5), ("g", 6), ("f", 4)]
-    assert select.by_function_share([], lambda m: m) == []
+def _stream_run(kinds: str, verdicts: dict[int, str], count: int, workers: int, delays: list[float]):
+    """``Injector._inject``'s loop with the pre-screen and the validation replaced: site i (function ``kinds[i]``,
+    ``-`` when its mutant is no candidate) validates as ``verdicts.get(i, "ok")`` after ``delays[i]`` seconds."""
+    sites = [mutations.Site("m", "a.py", i, i, f, "x", "y") for i, f in enumerate(kinds)]
+    screened, validated, lock = [], [], threading.Lock()
+    fake = SimpleNamespace(max_tried=None, count=count, workers=workers, kept=[], entries=[])
+
+    def screen(box, spec, sources, site, base_run, timeout):
+        screened.append(site.ordinal)
+        fake.entries.append({"site": site.key, "verdict": "candidate" if site.function != "-" else "survived"})
+        return None if site.function == "-" else pipeline.Mutant(site, f"d{site.ordinal}", f"g{site.ordinal}")
+
+    def one(mutant, files):
+        time.sleep(delays[mutant.site.ordinal])
+        with lock:
+            validated.append(mutant.site.ordinal)
+            if verdicts.get(mutant.site.ordinal, "ok") == "ok":
+                fake.kept.append(mutant.site.ordinal)
+
+    fake._screen, fake._one = screen, one
+    fake._entry = lambda m: next(e for e in fake.entries if e["site"] == m.site.key)
+    pipeline.Injector._inject(fake, None, None, {"a.py": b""}, sites, None, 1.0)
+    return sorted(fake.kept), screened, validated, fake.entries
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_candidates_are_validated_while_the_prescreen_goes_on_and_the_kept_set_ignores_timing(workers):
+    kinds = "f-gfh-i-gjk"  # sites 0..10; a '-' is no candidate; f at 0 and 3, g at 2 and 8
+    verdicts = {2: "gold_fails", 6: "flaky"}
+    results = {tuple(_stream_run(kinds, verdicts, count=3, workers=workers, delays=delays)[0])
+               for delays in ([0.0] * 11, [0.02 * (11 - i) for i in range(11)], [0.03 * (i % 3) for i in range(11)])}
+    assert results == {(0, 4, 9)}  # 2 and 6 fail; 3 (f again) and 8 (g again) wait until the sites run out
+    kept, screened, validated, entries = _stream_run(kinds, verdicts, count=3, workers=1, delays=[0.0] * 11)
+    assert validated == [0, 2, 4, 6, 9]
+    assert next(e["verdict"] for e in entries if e["site"] == "a.py:m:3") == "not_needed"
+
+
+def test_a_function_seen_before_gets_its_second_candidate_once_the_sites_run_out():
+    kept, screened, validated, entries = _stream_run("ff-f", {0: "gold_fails"}, count=2, workers=1,
+                                                     delays=[0.0] * 4)
+    assert kept == [1, 3] and screened == [0, 1, 2, 3] and validated == [0, 1, 3]
+
+
+def test_the_prescreen_pauses_while_the_tasks_in_flight_would_be_enough():
+    kept, screened, validated, entries = _stream_run("fghijk", {}, count=2, workers=2, delays=[0.2] * 6)
+    assert kept == [0, 1] and validated == [0, 1]
+    assert screened == [0, 1]  # two in flight would be enough: the pre-screen waits, and they were
+    assert [e["verdict"] for e in entries] == ["candidate"] * 2 + ["not_tried"] * 4
 
 
 def test_the_new_pack_takes_the_source_packs_environment_with_paths_made_relative_to_it(tmp_path):

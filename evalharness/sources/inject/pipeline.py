@@ -212,18 +212,24 @@ class Injector:
         return select.spread(found, [lambda s: s.module, lambda s: s.function, lambda s: s.mutation], rng)
 
     def _inject(self, box, spec, files, order, base_run, timeout) -> None:
+        """Pre-screen in this thread while candidates are validated on ``workers`` others (``_Stream``)."""
         sources = {p: files[p].decode() for p in {s.path for s in order}}
+        end = min(self.max_tried or len(order), len(order))
         position = 0
-        limit = self.max_tried or len(order)
-        while len(self.kept) < self.count and position < min(limit, len(order)):
-            wanted = max(2, int((self.count - len(self.kept)) * 1.5) + 1)
-            batch: list[Mutant] = []
-            while len(batch) < wanted and position < min(limit, len(order)):
-                mutant = self._screen(box, spec, sources, order[position], base_run, timeout)
-                position += 1
-                if mutant is not None:
-                    batch.append(mutant)
-            self._validate(select.by_function_share(batch, lambda m: (m.site.path, m.site.function)), files)
+        stream = _Stream(self, files)
+        try:
+            while len(self.kept) < self.count:
+                stream.submit(exhausted=position >= end)
+                if position < end and stream.wants_more():
+                    mutant = self._screen(box, spec, sources, order[position], base_run, timeout)
+                    position += 1
+                    stream.found(mutant)
+                elif not stream.wait():
+                    break  # nothing left to screen and nothing in flight
+        finally:
+            stream.close()
+        for mutant in stream.queue + stream.deferred:
+            self._entry(mutant)["verdict"] = "not_needed"
         for site in order[position:]:
             self.entries.append({**_site_json(site), "verdict": "not_tried"})
 
@@ -254,24 +260,6 @@ class Injector:
                  f"({screen.seconds:.1f} s; kept {len(self.kept)}/{self.count}; "
                  + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())) + ")")
         return mutant if entry["verdict"] == "candidate" else None
-
-    def _validate(self, batch: list[Mutant], files: dict[str, bytes]) -> None:
-        pool = ThreadPoolExecutor(max_workers=max(1, self.workers), thread_name_prefix="eh-inject")
-        pending: set = set()
-        queue = list(batch)
-        try:
-            while queue or pending:
-                while queue and len(pending) < self.workers and len(self.kept) + len(pending) < self.count:
-                    pending.add(pool.submit(self._one, queue.pop(0), files))
-                if not pending:
-                    break
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    future.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        for mutant in queue:
-            self._entry(mutant)["verdict"] = "not_needed"
 
     def _one(self, mutant: Mutant, files: dict[str, bytes]) -> None:
         t0 = time.monotonic()
@@ -438,6 +426,59 @@ def _by_class(entries: list[dict]) -> dict:
         table.setdefault(e["mutation"], Counter())[e["verdict"]] += 1
     return {name: {"tried": sum(c.values()), "kept": c.get("ok", 0), **dict(sorted(c.items()))}
             for name, c in sorted(table.items())}
+
+
+class _Stream:
+    """Candidates validated on ``workers`` threads while the pre-screen goes on: it keeps at most ``workers``
+    waiting and pauses while the kept and in-flight ones would reach ``count``. They are validated in the order
+    they were found (the sites' order, spread over modules and functions), except that one in a function that
+    already had a candidate validated waits until the sites run out; so the same seed keeps the same tasks
+    whatever the timing."""
+
+    def __init__(self, injector: "Injector", files: dict[str, bytes]):
+        self.injector, self.files = injector, files
+        self.queue: list[Mutant] = []
+        self.deferred: list[Mutant] = []
+        self.pending: set = set()
+        self.functions: set[tuple[str, str]] = set()
+        self.pool = ThreadPoolExecutor(max_workers=max(1, injector.workers), thread_name_prefix="eh-inject")
+
+    def found(self, mutant: Mutant | None) -> None:
+        if mutant is None:
+            return
+        function = (mutant.site.path, mutant.site.function)
+        (self.deferred if function in self.functions else self.queue).append(mutant)
+        self.functions.add(function)
+        self._reap({f for f in self.pending if f.done()})
+
+    def _room(self) -> bool:
+        inj = self.injector
+        return len(inj.kept) + len(self.pending) < inj.count
+
+    def wants_more(self) -> bool:
+        return len(self.queue) < self.injector.workers and self._room()
+
+    def submit(self, exhausted: bool) -> None:
+        if exhausted:
+            self.queue, self.deferred = self.queue + self.deferred, []
+        while self.queue and len(self.pending) < self.injector.workers and self._room():
+            self.pending.add(self.pool.submit(self.injector._one, self.queue.pop(0), self.files))
+
+    def wait(self) -> bool:
+        """Wait for a validation to end; False when none is in flight."""
+        if not self.pending:
+            return False
+        done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+        self._reap(done)
+        return True
+
+    def _reap(self, done: set) -> None:
+        self.pending -= done
+        for future in done:
+            future.result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _site_json(site: mutations.Site) -> dict:

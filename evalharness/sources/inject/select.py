@@ -55,15 +55,3 @@ def dedupe(candidates: Sequence[T], key: Callable[[T], Hashable]) -> tuple[list[
             first[k] = item
             kept.append(item)
     return kept, dropped
-
-
-def by_function_share(candidates: Sequence[T], function: Callable[[T], Hashable], per_function: int = 1) -> list[T]:
-    """``candidates`` reordered so that no function gets more than ``per_function`` before every function has
-    had its share: later rounds take the rest, in order."""
-    seen: dict[Hashable, int] = defaultdict(int)
-    rounds: dict[int, list[T]] = defaultdict(list)
-    for item in candidates:
-        f = function(item)
-        rounds[seen[f] // per_function].append(item)
-        seen[f] += 1
-    return [item for r in sorted(rounds) for item in rounds[r]]
