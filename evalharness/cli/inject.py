@@ -93,7 +93,8 @@ def _run(pack, count, seed, reruns, discover_reruns, max_tried, workers, ca_bund
     try:
         return injector.run()
     except KeyboardInterrupt:
-        click.echo("interrupted: nothing is kept; run the same command again (images are reused)", err=True)
+        click.echo("interrupted: no task was written to --out; run the same command again with --force and the same "
+                   "--seed: the mutants validated so far are reused (OUT/validation/), images too", err=True)
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
