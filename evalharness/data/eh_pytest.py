@@ -61,7 +61,10 @@ def _arm(nonce, fd, settings):
         __file__, _process_internals
     name_of = type.__dict__["__name__"].__get__  # a class's own name, past any metaclass the code under test wrote
     oserror, sorted_, bytes_ = OSError, sorted, bytes
-    os_open, os_read, os_close, rdonly = os.open, os.read, os.close, os.O_RDONLY
+    os_open, os_read, os_close, rdonly, listdir = os.open, os.read, os.close, os.O_RDONLY, os.listdir
+    compile_, code_type, error, dict_ = compile, type(_arm.__code__), Exception, dict
+    import gc
+    referents = gc.get_referents  # C: what an object refers to, without running any of its Python
     stdlib = os.path.dirname(os.__file__) + "/"
     workdir = settings["workdir"].rstrip("/") + "/"
     written = {}
@@ -76,6 +79,9 @@ def _arm(nonce, fd, settings):
     fresh = {}
     get_ident, main_thread = _thread.get_ident, _thread.get_ident()
     rewriter = []  # pytest's assertion rewriter's code object, once it has compiled a test file
+    known, rewritten = {}, {}  # a file's code objects by name (``codes_of``); files pytest's rewriter compiled
+    judged, id_ = {}, id  # genuine()'s answers by code object (kept alive here)
+    exact = set()  # files whose code was made before any project code ran, as text and as pytest rewrites it
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
     ran_codes = frozenset([_ran.__code__])
@@ -195,6 +201,85 @@ def _arm(nonce, fd, settings):
             text = text[1:]
         return source.replace("\r\n", "\n").replace("\r", "\n") == text
 
+    def codes_in(tops, found):
+        """``found`` (co_name -> code objects) with every code object of ``tops`` and those nested in them."""
+        stack = list_(tops)
+        while stack:
+            code = stack.pop()
+            found.setdefault(code.co_name, []).append(code)
+            for const in code.co_consts:
+                if exact_type(const) is code_type:
+                    stack.append(const)
+        return found
+
+    def codes_of(name):
+        """Every code object compiling the file ``name``'s text makes, by ``co_name``; none when it cannot be read
+        or compiled (for the task's test files: also their assertion-rewritten code, compiled before any project
+        code ran, ``_known_tests``)."""
+        found = known.get(name)
+        if found is not None:
+            return found
+        source = file_text(name)
+        tops = []
+        if source is not None:
+            try:
+                tops.append(compile_(source, name, "exec", 0, True))
+            except error:  # noqa: BLE001 - not Python this interpreter compiles: nothing of it is known
+                pass
+        known[name] = found = codes_in(tops, {})
+        return found
+
+    def cached_rewrite(name):
+        """Whether the image holds pytest's own rewritten bytecode of ``name`` (outside the folders the run can
+        write): its code then differs from its text's, and the tree it came from was never seen."""
+        for root in roots:
+            if name[:length(root)] == root:
+                return False
+        folder, _, file = name.rpartition("/")
+        try:
+            entries = listdir(folder + "/__pycache__")
+        except oserror:
+            return False
+        stem = file[:-3] + "."
+        for entry in entries:
+            if entry[:length(stem)] == stem and "-pytest-" in entry:
+                return True
+        return False
+
+    def genuine(code):
+        """Whether ``code``, when it names a ``.py`` file, is code that file makes (equal code objects: same
+        bytecode, constants, names and first line; the name is not compared). A code object renamed with
+        ``code.replace(co_filename=...)`` to an existing file's name is not, whoever made it. Names that are no
+        ``.py`` path are other rules' (``new_file``, the verdict's)."""
+        if exact_type(code) is not code_type:
+            return True
+        seen = judged.get(id_(code))
+        if seen is not None and seen[0] is code:  # held here, so its id is no other object's
+            return seen[1]
+        answer = judge(code)
+        judged[id_(code)] = (code, answer)
+        return answer
+
+    def judge(code):
+        name = norm(code.co_filename)
+        if exact_type(name) is not str_ or name[:1] != "/" or name[-3:] != ".py":
+            return True
+        if name in protected and name not in exact:
+            return True  # a test file whose code could not be made before the run (pytest is the code under test)
+        for candidate in codes_of(name).get(code.co_name, ()):
+            if candidate == code:
+                return True
+        # a plugin pytest rewrote during the run: its rewritten code was not made here (the rewriter is Python the
+        # code under test can reach by then); the task's test files and their conftests are known exactly
+        return name not in exact and (name in rewritten or cached_rewrite(name))
+
+    def function_code(func):
+        kind = exact_type(func)
+        if kind is method_type:
+            func = func.__func__
+            kind = exact_type(func)
+        return func.__code__ if kind is function_type else None
+
     def where(frame):
         """The first frame, from ``frame`` outwards, running a line the patch wrote (or code from a file written
         during the run), as 'file:line'; '' when the walk reaches the task's own test code or the bottom."""
@@ -203,13 +288,17 @@ def _arm(nonce, fd, settings):
             name = norm(frame.f_code.co_filename)
             if name in protected or (name[-12:] == "/conftest.py" and name[:length(workdir)] == workdir
                                      and not new_file(name)):
-                return ""
+                if genuine(frame.f_code):
+                    return ""
+                return "%s:%d (code that file does not hold)" % (name, frame.f_lineno)
             if name in written:
                 lines = written[name]
                 if lines is None or frame.f_lineno in lines:
                     return "%s:%d" % (name, frame.f_lineno)
             elif new_file(name):
                 return "%s:%d (written during the run)" % (name, frame.f_lineno)
+            elif not genuine(frame.f_code):
+                return "%s:%d (code that file does not hold)" % (name, frame.f_lineno)
             last, frame = frame, frame.f_back
         if last is not None and get_ident() != main_thread:
             # pytest runs the tests in the main thread; another thread's stack shows who feeds it nothing (a pool's
@@ -228,7 +317,7 @@ def _arm(nonce, fd, settings):
             if name in written:
                 lines = written[name]
                 hit = lines is None or frame.f_lineno in lines
-            elif new_file(name):
+            elif new_file(name) or not genuine(frame.f_code):
                 hit = True
             if hit:
                 at = "%s:%d" % (name, frame.f_lineno)
@@ -258,6 +347,8 @@ def _arm(nonce, fd, settings):
                 return "%s:%d" % (name, frame.f_lineno)
         elif new_file(name):
             return "%s:%d (written during the run)" % (name, frame.f_lineno)
+        elif not genuine(frame.f_code):
+            return "%s:%d (code that file does not hold)" % (name, frame.f_lineno)
         return ""
 
     def code_name(func):
@@ -289,7 +380,18 @@ def _arm(nonce, fd, settings):
     def on_record(args):
         authentic(recorder, "record", "evalharness.rec")
         if exact_type(args[0]) is tuple_:
-            put(args[0] + made_during_run(args[0]))
+            put(args[0] + made_during_run(args[0]) + (forged_hooks(args[1]) if length(args) > 1 else ()))
+
+    def forged_hooks(impls):
+        """For a "hooks" record: the hook implementations (``(label, function)``) whose code its file does not
+        hold."""
+        found = []
+        if exact_type(impls) is list_:
+            for entry in impls:
+                if exact_type(entry) is tuple_ and length(entry) == 2 and exact_type(entry[0]) is str_ \
+                        and not genuine(function_code(entry[1])):
+                    found.append(entry[0])
+        return (("forged", found),) if found else ()
 
     def made_during_run(pairs):
         """For the verdict: which hook implementations' files (a "hooks" record) or which item's ``runtest`` file
@@ -314,7 +416,8 @@ def _arm(nonce, fd, settings):
         file = code_file(args[2])
         put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state),
              ("file", file), ("name", code_name(args[2])), ("inner_file", code_file(args[3])),
-             ("inner_name", code_name(args[3])), ("raised", raised), ("file_new", new_file(file))))
+             ("inner_name", code_name(args[3])), ("raised", raised), ("file_new", new_file(file)),
+             ("forged", not genuine(function_code(args[2])) or not genuine(function_code(args[3])))))
 
     def on_other(event, args):
         frame = getframe(2)
@@ -376,6 +479,17 @@ def _arm(nonce, fd, settings):
             if not rewriter or caller is not rewriter[0]:
                 stop("a syntax tree was compiled by other code than pytest's assertion rewriter", where(frame) or "?",
                      event)
+            # the event names no file: the rewriter's own local does (``strfn``, ``fn_`` or ``fn`` by pytest version)
+            names = frame.f_locals
+            for local in ("strfn", "fn_", "fn"):
+                value = names.get(local)
+                if exact_type(value) is not str_ and local == "fn":  # pytest < 5: a py.path.local's own dict
+                    for ref in referents(value):
+                        if exact_type(ref) is dict_ and exact_type(ref.get("strpath")) is str_:
+                            value = ref.get("strpath")
+                if exact_type(value) is str_:
+                    rewritten[norm(value)] = True
+                    break
         elif event == "code.__new__" or event == "compile":
             claimed = norm(args[1])
             if exact_type(claimed) is not str_:
@@ -435,6 +549,64 @@ def _arm(nonce, fd, settings):
             busy[0] = False
 
     sys.addaudithook(hook)
+    if not settings.get("runner_dir"):
+        busy[0] = True  # pytest's parser and rewriter compile here: not the code under test's doing
+        try:
+            for name, tops in _known_tests(sorted_(protected | _conftests(protected, workdir)), file_text):
+                known[name] = codes_in(tops, {})
+                exact.add(name)
+        finally:
+            busy[0] = False
+
+
+def _py_path(name):
+    try:
+        import py
+        return py.path.local(name)
+    except (ImportError, AttributeError):
+        return name
+
+
+def _conftests(files, workdir):
+    """Every ``conftest.py`` path from each of ``files``' folders up to ``workdir`` (whether or not it exists)."""
+    found, root = set(), workdir.rstrip("/")
+    for name in files:
+        folder = name.rpartition("/")[0]
+        while folder == root or folder[:len(root) + 1] == root + "/":
+            found.add(folder + "/conftest.py")
+            if folder == root:
+                break
+            folder = folder.rpartition("/")[0]
+    return found
+
+
+def _known_tests(names, read):
+    """(name, [its text's code, its assertion-rewritten code]) for each of the task's test files (and conftests,
+    mirrors, canaries), made by pytest's own rewriter before any project code runs (pytest is then as installed:
+    later, the code under test could change what its rewriter makes). A test whose code is neither is not the
+    test's file's."""
+    try:
+        import ast
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return []
+    out = []
+    for name in names:
+        data = read(name) if name[-3:] == ".py" else None
+        if data is None:
+            continue
+        try:
+            tops = [compile(data, name, "exec", 0, True)]
+            tree = ast.parse(data, filename=name)
+            try:
+                rewrite.rewrite_asserts(tree, data, name, None)
+            except TypeError:  # pytest < 5: (module, module_path, config), the path a py.path.local
+                rewrite.rewrite_asserts(tree, _py_path(name), None)
+            tops.append(compile(tree, name, "exec", dont_inherit=True))
+        except Exception:  # noqa: BLE001 - a file this Python or this pytest cannot compile: not known, not judged
+            continue
+        out.append((name, tops))
+    return out
 
 
 def _process_internals(path, _len=len):
@@ -653,12 +825,13 @@ def _exception_interact(node, call, report, _audit=sys.audit if hasattr(sys, "au
 
 def _collection_finish(session, _audit=sys.audit if hasattr(sys, "audit") else None):
     (_audit or sys.audit)("evalharness.rec", (("t", "collected"), ("count", len(session.items))))
-    (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "collected"),
-                                              ("files", _hook_files(session.config))))
+    files, impls = _hook_files(session.config)
+    (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "collected"), ("files", files)), impls)
 
 
 def _sessionfinish(session, exitstatus, _audit=sys.audit if hasattr(sys, "audit") else None):
-    (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "end"), ("files", _hook_files(session.config))))
+    files, impls = _hook_files(session.config)
+    (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "end"), ("files", files)), impls)
     (_audit or sys.audit)("evalharness.rec", (("t", "end"), ("exitstatus", int(exitstatus)),
                                               ("testsfailed", int(session.testsfailed)),
                                               ("collected", int(session.testscollected))))
@@ -666,8 +839,9 @@ def _sessionfinish(session, exitstatus, _audit=sys.audit if hasattr(sys, "audit"
 
 def _hook_files(config):
     """The file of every hook implementation registered now, for every hook pytest has (not a list of
-    hooks): the verdict looks for code the patch wrote, or code with no file."""
-    found = set()
+    hooks): the verdict looks for code the patch wrote, or code with no file. With them, each
+    implementation's function, labelled as in the list: the audit hook checks its code is its file's."""
+    found, impls = set(), []
     hooks = config.pluginmanager.hook
     for name in sorted(vars(hooks)):
         caller = getattr(hooks, name, None)
@@ -678,8 +852,10 @@ def _hook_files(config):
             function = getattr(impl, "function", None)
             function = getattr(function, "__func__", function)
             code = getattr(function, "__code__", None)
-            found.add(name + " " + (code.co_filename if code is not None else "<no code>"))
-    return sorted(found)
+            label = name + " " + (code.co_filename if code is not None else "<no code>")
+            found.add(label)
+            impls.append((label, function))
+    return sorted(found), impls
 
 
 _RECORDER = (_record, _makereport, _logreport, _collectreport, _exception_interact, _collection_finish,

@@ -238,6 +238,9 @@ def _wrong_function(signal: dict, test_file: str, function: str, patched_files: 
     if signal.get("file_new") is True:  # the launcher saw the file change during the run (or vanish)
         return (f"ran its test function through code from {file}, a file written during the run or none that "
                 "exists")
+    if signal.get("forged") is True:  # the launcher compiled the file: its code objects are not these
+        return (f"ran its test function through code that claims {file} but is not what that file compiles to "
+                "(made or compiled at run time under its name)")
     if file == test_file:
         return "" if name == function else f"ran the test function {name}, not {function}"
     inner_file, inner_name = _norm(signal.get("inner_file", "")), signal.get("inner_name", "")
@@ -319,13 +322,20 @@ def _integrity(by_type: dict[str, list[dict]]) -> list[str]:
 
 
 def _foreign_hooks(by_type: dict[str, list[dict]], patched_files: set[str], workdir: str) -> list[str]:
-    """Implementations of any pytest hook whose code lives in a file the patch wrote, or in no file at all."""
+    """Implementations of any pytest hook whose code lives in a file the patch wrote, in no file at all, or in code
+    that claims a file's name but is not what that file compiles to."""
     out = []
     prefix = workdir.rstrip("/") + "/"
     for r in by_type.get("hooks", []):
         impls = r.get("impls") or [{"hook": h.partition(" ")[0], "file": h.partition(" ")[2]}
                                    for h in r.get("files", [])]
         new = {str(h).partition(" ")[2] for h in r.get("new_files") or []}
+        for label in (r.get("forged") or [])[:5]:
+            hook, _, path = str(label).partition(" ")
+            problem = (f"hook {hook} implemented in code that claims {path} but is not what that file compiles to "
+                       "(made at run time under its name): the code under test extends the test runner")
+            if problem not in out:
+                out.append(problem)
         for impl in impls:
             path = impl.get("file", "")
             relative = _norm(path)[len(prefix):] if _norm(path).startswith(prefix) else None
