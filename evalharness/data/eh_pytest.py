@@ -20,7 +20,11 @@ hook alone holds the nonce and the channel, and is the only writer of records:
   channel's descriptor, ``/proc`` memory and descriptors, bytecode read from the work tree) is
   attributed by walking the stack: to the patch when the line running is one the patch wrote
   (the walk stops at the task's own test files). A hard event from the patch is written and the
-  process stops at once (exit 86); a softer one (frame access, fork, ...) is written as a note.
+  process stops at once (exit 86); a softer one (frame access, fork, ...) is written as a note;
+- code is known by what it is, not by the file it names (``genuine``): a code object naming a
+  ``.py`` file must be one that file compiles to (the task's test files and their conftests also
+  as pytest rewrites them, made before any project code runs), else it is the patch's, in the
+  stack walk, the test-ran signal and the hooks record.
 
 The grader (evalharness.grading.verdict) decides from the records, outside this process.
 Kept to the Python 3.6 syntax subset: task images run many Python versions.
