@@ -86,6 +86,8 @@ def _arm(nonce, fd, settings):
     known, rewritten = {}, {}  # a file's code objects by name (``codes_of``); files pytest's rewriter compiled
     judged, id_ = {}, id  # genuine()'s answers by code object (kept alive here)
     exact = set()  # files whose code was made before any project code ran, as text and as pytest rewrites it
+    imports, bound, missing = {}, {}, object()  # a test file's top-level `from M import N`; their objects, collected
+    modules, module_type = sys.modules, type(sys)  # the interpreter's own module dict (import uses it, not the name)
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
     ran_codes = frozenset([_ran.__code__])
@@ -384,7 +386,8 @@ def _arm(nonce, fd, settings):
     def on_record(args):
         authentic(recorder, "record", "evalharness.rec")
         if exact_type(args[0]) is tuple_:
-            put(args[0] + made_during_run(args[0]) + (forged_hooks(args[1]) if length(args) > 1 else ()))
+            put(args[0] + made_during_run(args[0]) + (forged_hooks(args[1]) if length(args) > 1 else ())
+                + (rebound(args[2]) if length(args) > 2 else ()))
 
     def forged_hooks(impls):
         """For a "hooks" record: the hook implementations (``(label, function)``) whose code its file does not
@@ -412,10 +415,62 @@ def _arm(nonce, fd, settings):
                 found.append(pair[1])
         return (("new_files", found),) if found else ()
 
+    def plain_function(func):
+        kind = exact_type(func)
+        if kind is method_type:
+            func = func.__func__
+            kind = exact_type(func)
+        return func if kind is function_type else None
+
+    def rebound(functions):
+        """At collection's end, for each test function of a task's test file: the names its file imports at its top
+        level (``from M import N``) that are not ``M``'s own ``N`` now (nothing has run a test yet); what they are is
+        kept, and ``moved`` compares it again as each test starts. Read from dicts only: no object's Python runs."""
+        found = []
+        if exact_type(functions) is not list_:
+            return ()
+        for func in functions:
+            func = plain_function(func)
+            if func is None:
+                continue
+            wanted = imports.get(norm(func.__code__.co_filename))
+            names = func.__globals__
+            if not wanted or exact_type(names) is not dict_ or id_(names) in bound:
+                continue
+            kept = {}
+            for alias, module, attribute in wanted:
+                value = names.get(alias, missing)
+                kept[alias] = value
+                owner = modules.get(module)
+                if exact_type(owner) is not module_type:
+                    continue
+                own = owner.__dict__
+                if exact_type(own) is dict_ and attribute in own and own.get(attribute) is not value:
+                    found.append("%s: %s is not %s.%s" % (norm(func.__code__.co_filename), alias, module, attribute))
+            bound[id_(names)] = (names, kept)
+        return (("rebound", sorted_(set(found))),) if found else ()
+
+    def moved(node, func):
+        """The test's module's imported names that changed since collection ended, as the test starts."""
+        func = plain_function(func)
+        if func is None:
+            return
+        names = func.__globals__
+        entry = bound.get(id_(names))
+        if entry is None or entry[0] is not names:
+            return
+        changed = [alias for alias, value in sorted_(entry[1].items()) if names.get(alias, missing) is not value]
+        if changed:
+            put((("t", "rebound"), ("id", node if exact_type(node) is str_ else "?"), ("names", changed)))
+
     def on_ran(args):
-        """(test id, "returned" | "raised", the function that ran[, what it raised]): one signal per call, at its end."""
+        """(test id, "begin" | "returned" | "raised", the function that ran[, what it raised]): a "begin" as the test
+        starts, then one signal per call, at its end."""
         authentic(ran_codes, "test-ran signal", "evalharness.ran")
         node, state = args[0], args[1]
+        if state == "begin":
+            moved(node, args[2])
+            return
         raised = name_of(exact_type(args[4])) if state == "raised" and length(args) > 4 else ""
         file = code_file(args[2])
         put((("t", "ran"), ("id", node if exact_type(node) is str_ else "?"), ("state", state),
@@ -556,9 +611,11 @@ def _arm(nonce, fd, settings):
     if not settings.get("runner_dir"):
         busy[0] = True  # pytest's parser and rewriter compile here: not the code under test's doing
         try:
-            for name, tops in _known_tests(sorted_(protected | _conftests(protected, workdir)), file_text):
+            for name, tops, names in _known_tests(sorted_(protected | _conftests(protected, workdir)), file_text):
                 known[name] = codes_in(tops, {})
                 exact.add(name)
+                if name in protected and names:
+                    imports[name] = names
         finally:
             busy[0] = False
 
@@ -602,6 +659,7 @@ def _known_tests(names, read):
         try:
             tops = [compile(data, name, "exec", 0, True)]
             tree = ast.parse(data, filename=name)
+            imported = _imported_names(tree, ast)
             try:
                 rewrite.rewrite_asserts(tree, data, name, None)
             except TypeError:  # pytest < 5: (module, module_path, config), the path a py.path.local
@@ -609,8 +667,30 @@ def _known_tests(names, read):
             tops.append(compile(tree, name, "exec", dont_inherit=True))
         except Exception:  # noqa: BLE001 - a file this Python or this pytest cannot compile: not known, not judged
             continue
-        out.append((name, tops))
+        out.append((name, tops, imported))
     return out
+
+
+def _imported_names(tree, ast):
+    """(name, module, attribute) for each ``from module import attribute [as name]`` at the top level of a module
+    (absolute, not ``*``) whose name nothing else at the top level binds."""
+    found, counts = [], {}
+    for node in tree.body:
+        bound = []
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    found.append((alias.asname or alias.name, node.module, alias.name))
+                    bound.append(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            bound = [(a.asname or a.name).split(".")[0] for a in node.names]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound = [node.name]
+        else:
+            bound = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        for name in bound:
+            counts[name] = counts.get(name, 0) + 1
+    return [entry for entry in found if counts.get(entry[0]) == 1]
 
 
 def _process_internals(path, _len=len):
@@ -636,6 +716,7 @@ def _ran(_eh_orig=None, _eh_id=None, _eh_audit=None, _eh_base=None, _eh_inner=No
     """Stands in for a test function while its call phase runs (a fresh function per test, its
     arguments bound as defaults: replacing them is an audited event). Tells the hook the test's own
     code ran, and whether it returned or raised (one signal, at the end)."""
+    _eh_audit("evalharness.ran", _eh_id, "begin", _eh_orig, _eh_inner)
     try:
         value = _eh_orig(**kwargs)
     except _eh_base as e:
@@ -719,7 +800,7 @@ def _legacy_channel(nonce, fd):
         import json
         if event == "evalharness.rec":
             record = dict(args[0])
-        elif event == "evalharness.ran":
+        elif event == "evalharness.ran" and args[1] != "begin":
             target = getattr(args[2], "__func__", args[2])
             code = getattr(target, "__code__", None)
             record = {"t": "ran", "id": args[0], "state": args[1],
@@ -827,8 +908,15 @@ def _exception_interact(node, call, report, _audit=sys.audit if hasattr(sys, "au
                                                   ("type", kind.__module__ + "." + kind.__name__)))
 
 
-def _collection_finish(session, _audit=sys.audit if hasattr(sys, "audit") else None):
-    (_audit or sys.audit)("evalharness.rec", (("t", "collected"), ("count", len(session.items))))
+def _collection_finish(session, _audit=sys.audit if hasattr(sys, "audit") else None, _plain=None):
+    tests = []
+    for item in session.items:
+        if type(item) is _plain:
+            try:
+                tests.append(item.obj)
+            except Exception:  # noqa: BLE001 - an item whose function cannot be had is judged by its test-ran signal
+                pass
+    (_audit or sys.audit)("evalharness.rec", (("t", "collected"), ("count", len(session.items))), None, tests)
     files, impls = _hook_files(session.config)
     (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "collected"), ("files", files)), impls)
 
@@ -879,7 +967,7 @@ class _Recorder(object):
         self.pytest_runtest_logreport = mark(trylast=True)(_logreport)
         self.pytest_collectreport = mark(trylast=True)(_collectreport)
         self.pytest_exception_interact = mark(trylast=True)(_exception_interact)
-        self.pytest_collection_finish = mark(trylast=True)(_collection_finish)
+        self.pytest_collection_finish = mark(trylast=True)(_bound(_collection_finish, function_class))
         self.pytest_sessionfinish = mark(trylast=True)(_sessionfinish)
         if mirrors:
             self.pytest_collection_modifyitems = mark(trylast=True)(_mirror_selection(mirrors))

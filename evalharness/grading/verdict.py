@@ -104,6 +104,7 @@ def _decide_guarded(task: TaskSpec, raw: bytes, nonce: str, *, exit_code: int, c
     problems += _runtest_problems(made, patched_files, workdir)
     problems += _exit_while_collecting(by_type)
     problems += _foreign_hooks(by_type, patched_files, workdir)
+    problems += _rebound(by_type)
     problems += _inconsistent(made, logged)
     calls = _call_records(made, logged)
     end = by_type.get("end", [])
@@ -347,6 +348,16 @@ def _foreign_hooks(by_type: dict[str, list[dict]], patched_files: set[str], work
             elif path.startswith("<") or (relative is not None and relative in patched_files):
                 out.append(f"hook {impl.get('hook')} implemented in {path}, which the patch wrote: "
                            "the code under test extends the test runner")
+    return out[:5]
+
+
+def _rebound(by_type: dict[str, list[dict]]) -> list[str]:
+    """A name a task's test file imports (``from M import N``) that is not ``M``'s ``N`` once collection ended, or
+    that changed between then and a test's start: the test module's own names were rebound, not the library fixed."""
+    out = [f"a test module's imported name was rebound while it was imported ({', '.join(r['rebound'][:3])})"
+           for r in by_type.get("collected", []) if r.get("rebound")]
+    out += [f"{r.get('id')} started with its module's imported {', '.join(str(n) for n in (r.get('names') or [])[:3])}"
+            " rebound since collection" for r in by_type.get("rebound", [])]
     return out[:5]
 
 

@@ -57,7 +57,7 @@ The routes:
   mean`` binds ``clamp`` first, then asks for ``mean``, and the half-imported test module (and its mirror, which
   imports the same) has its ``clamp`` replaced.
 
-On f0c9a66 ``z1``-``z8`` are ``resolved`` with no flag (``OPEN``); ``z5c`` is ``tampered``. What would close them from
+On f0c9a66 ``z1``-``z8`` are ``resolved`` with no flag; ``z5c`` is ``tampered``. What would close them from
 outside the code under test's reach, without knowing the tricks:
 
 - Know a test by its code, not its name (z3, z5; also round two's y1). Before any project code runs, the launcher
@@ -91,11 +91,9 @@ equal to a code object compiled from the file's text, the name not compared; the
 rewriter makes them, compiled before any project code runs). The stack walk, the test-ran signal and the hooks
 record judge code by it (z4, z7, z8: ``tampered``), and so is ``z9``, found on the way: pytest's own rewriter
 driven to compile a changed tree under the test file's name (the test function that ran is not the file's code).
-Still open (``OPEN``): z1, z2, z6 (the test module's own names rebound while it is imported: no audited event, the
-test's function runs from its file).
-
-A route still ``resolved`` goes in ``OPEN`` (strict: asserted ``resolved`` with exactly ``FLAGS``, then an expected
-failure with the finding); the row fails once the route closes.
+Then the test modules' imported names (z1, z2, z6: ``tampered``): the
+names a task's test file imports at its top level (``from M import N``, read from its text before any project code
+runs) must be ``M``'s own ``N`` when collection ends, and unchanged when each test starts. Nothing is open.
 """
 
 from __future__ import annotations
@@ -435,18 +433,6 @@ PLAIN_ATTACKS = [
            append("calc/__init__.py", LATE_NAME)),
 ]
 
-OPEN: dict[str, str] = {
-    "z1": "open: the test module's globals are swapped by a loader wrapped by a finder of the patch's; no audited "
-          "event, no hook, the test's own function runs from its own file",
-    "z2": "open: as z1, through sys.path_importer_cache (nothing on sys.meta_path changes)",
-    "z6": "open: as z1 with no import machinery: a module __getattr__ runs while the test module is half-imported",
-}
-"""Routes still ``resolved`` on this commit (strict: the row fails once the route closes)."""
-
-FLAGS: dict[str, set[str]] = {}
-"""The flags an open route gets (none unless named): a person sees only these."""
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, base_image):
     pack = _conftest_pack(tmp_path_factory.mktemp("conftest-pack"))
@@ -462,19 +448,8 @@ def runs(tmp_path_factory, base_image):
 
 @pytest.mark.parametrize("a", ATTACKS + PLAIN_ATTACKS, ids=lambda a: a.id)
 def test_laundered_code_does_not_forge_a_pass(runs, a):
-    """Each route is not resolved (``check``); the control resolves unflagged; an ``OPEN`` route is asserted open
-    (the bug ran: clamp(11, 0, 10) is still 11 in the package)."""
+    """Each route is not resolved (``check``); the control resolves unflagged."""
     run = runs["plain" if a in PLAIN_ATTACKS else "clamp"]
     result = run.trials[a.id].result
     print(a.id, result["outcome"], sorted(result.get("flags") or []), result.get("reason"))
-    if a.id in OPEN:
-        assert run.status == "completed" and run.containers_left == [], run.stderr[-2000:]
-        assert result["outcome"] == "resolved", (f"{a.id} is no longer resolved ({result['outcome']}, "
-                                                 f"{result.get('reason')}, {result.get('flags')}): move it out of OPEN")
-        assert set(result.get("flags") or []) == FLAGS.get(a.id, set()), (a.id, result.get("flags"))
-        diff = (run.trials[a.id].folder / "patch.diff").read_text()
-        removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-        files = [line[4:].removeprefix("b/") for line in diff.splitlines() if line.startswith("+++ ")]
-        assert files == ["calc/__init__.py"] and not removed, diff[:2000]  # only appended to: the bug is in place
-        pytest.xfail(OPEN[a.id])
     check(run, a)

@@ -384,3 +384,76 @@ _rw.rewrite_asserts = _rewrite
     assert ran and ran[0]["state"] == "returned" and ran[0]["forged"] is True, (ran, out)
     v = verdict(code, raw, workdir=str(tmp_path / "work"))
     assert v.outcome is Outcome.TAMPERED, v.reason
+
+
+def test_a_test_modules_imported_name_rebound_while_it_is_imported_is_not_the_library_fixed(tmp_path):
+    """z6: a module ``__getattr__`` for a name the test module imports after ``clamp`` rebinds the half-imported
+    test module's ``clamp``; the package's own stays the bug. Nothing audited happens."""
+    calc = BUGGY + '''
+import sys as _s
+
+def mean(a, b):
+    return (a + b) / 2
+
+_mean = mean
+del mean
+
+
+def _right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+def __getattr__(name):
+    if name != "mean":
+        raise AttributeError(name)
+    for module in list(_s.modules.values()):
+        if (getattr(module, "__file__", None) or "").endswith("test_calc.py"):
+            module.clamp = _right
+    return _mean
+'''
+    test = TEST.replace("from calc import clamp\n", "from calc import clamp, mean\n")
+    code, records, out, raw = launch(tmp_path, calc, test=test)
+    collected = [r for r in records if r["t"] == "collected"]
+    assert code == 0 and collected[0].get("rebound"), (collected, out)
+    assert "clamp is not calc.clamp" in collected[0]["rebound"][0]
+    v = verdict(code, raw, workdir=str(tmp_path / "work"))
+    assert v.outcome is Outcome.TAMPERED and "rebound" in v.reason, v.reason
+
+
+def test_a_test_modules_imported_name_rebound_after_collection_is_seen_as_the_test_starts(tmp_path):
+    """An autouse fixture of a plugin the patch registers (no hook: the hooks record has nothing to show) rebinds the
+    test module's clamp as each test is set up."""
+    calc = BUGGY + '''
+import sys as _s, types as _t, pytest as _p
+
+
+def _right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+@_p.fixture(autouse=True)
+def _swap(request):
+    request.module.clamp = _right
+
+
+_plugin = _t.ModuleType("eh_fixtures")
+_plugin._swap = _swap
+_s.modules["eh_fixtures"] = _plugin
+'''
+    extra = {"tests/conftest.py": "import calc\n\npytest_plugins = ['eh_fixtures']\n"}
+    code, records, out, raw = launch(tmp_path, calc, extra=extra, written={"calc/__init__.py": None})
+    moved = [r for r in records if r["t"] == "rebound"]
+    assert code == 0 and {r["id"] for r in moved} == {F2P, P2P} and moved[0]["names"] == ["clamp"], (moved, out)
+    assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.TAMPERED
+
+
+def test_a_library_patched_by_the_tasks_own_fixture_or_a_name_the_test_module_rebinds_itself_is_not_rebound(tmp_path):
+    """The controls: the task's conftest monkeypatches the package (the test module's name is unchanged); a test
+    module that binds an imported name again itself (its own code, not an import) is not compared."""
+    extra = {"tests/conftest.py": "import pytest, calc\n\n\n@pytest.fixture(autouse=True)\ndef _patched(monkeypatch):\n"
+                                  "    monkeypatch.setattr(calc, 'clamp', lambda v, lo, hi: min(max(v, lo), hi))\n"}
+    test = TEST.replace("from calc import clamp\n", "from calc import clamp\nfrom os.path import join\n"
+                        "join = str\n")
+    code, records, out, raw = launch(tmp_path, FIXED, extra=extra, written={"calc/__init__.py": None}, test=test)
+    assert code == 0 and not [r for r in records if r["t"] == "rebound" or r.get("rebound")], out
+    assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
