@@ -96,7 +96,6 @@ def _arm(nonce, fd, settings):
     table = dict((i, "\\u%04x" % i) for i in range(32))
     table[34], table[92] = '\\"', "\\\\"
     busy, seq, noted = [False], [0], {}
-    pending, size, flush_kinds = [], [0], frozenset(["end", "exit", "guard", "start"])
 
     def enc(value, depth=0):
         kind = exact_type(value)
@@ -110,24 +109,15 @@ def _arm(nonce, fd, settings):
             return "[" + ",".join([enc(v, depth + 1) for v in value]) + "]"
         return '"<not plain data>"'
 
-    def put(pairs, now=False):
-        """One record into the buffer; the buffer goes down the pipe when it holds 64 KiB, and at once for a record
-        of the session's end, of the guard, or any after pytest returned (``now``)."""
+    def put(pairs):
+        """One record down the pipe at once: a record waiting in a list would be a Python object the code under test
+        could reach and edit."""
         parts = ['"n":"' + nonce + '"', '"s":%d' % seq[0]]
         for pair in pairs:
             if exact_type(pair) is tuple_ and length(pair) == 2:
                 parts.append(enc(pair[0]) + ":" + enc(pair[1]))
-                if pair[0] == "t" and pair[1] in flush_kinds:
-                    now = True
         seq[0] += 1
-        pending.append(("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace"))
-        size[0] += length(pending[-1])
-        flush()  # at once: a record waiting in a list is a Python object the code under test could reach
-
-    def flush():
-        data = b"".join(pending)
-        del pending[:]
-        size[0] = 0
+        data = ("{" + ",".join(parts) + "}\n").encode("utf-8", "backslashreplace")
         stat = fstat(fd)
         if (stat.st_dev, stat.st_ino) != channel:  # the descriptor was swapped: nothing more can be said
             exit_(stopped_code)
@@ -334,7 +324,7 @@ def _arm(nonce, fd, settings):
         return ""
 
     def stop(why, at, event):
-        put((("t", "guard"), ("action", "stopped"), ("event", event), ("why", why), ("at", at)), True)
+        put((("t", "guard"), ("action", "stopped"), ("event", event), ("why", why), ("at", at)))
         exit_(stopped_code)
 
     def note(key, why, at, event=""):
