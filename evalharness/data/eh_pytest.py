@@ -519,15 +519,18 @@ def _arm(nonce, fd, settings):
                                                                            else "?"), at, event)
         elif event == "compile" and exact_type(args[0]) is not bytes_ and exact_type(args[0]) is not str_:
             # a syntax tree (the event names no file for one): pytest's assertion rewriter compiles the test modules
-            # this way, from their text (its parse is checked below); a tree from any other code could be compiled
-            # under a test file's name from other text, and nothing would tell
+            # this way, and so do libraries (werkzeug's URL routing builds its functions as trees). The code it makes
+            # is judged where it runs (``genuine``: under a test file's name it is not the test's code, elsewhere it is
+            # the patch's); a tree the patch has compiled is stopped here
             caller = frame.f_code
             if not rewriter and caller.co_name == "_rewrite_test" and not new_file(norm(caller.co_filename)) and \
                     norm(caller.co_filename)[-29:] == "/_pytest/assertion/rewrite.py":
                 rewriter.append(caller)
             if not rewriter or caller is not rewriter[0]:
-                stop("a syntax tree was compiled by other code than pytest's assertion rewriter", where(frame) or "?",
-                     event)
+                at = where(frame)
+                if at:
+                    stop("the code under test compiled a syntax tree", at, event)
+                return
             # the event names no file: the rewriter's own local does (``strfn``, ``fn_`` or ``fn`` by pytest version)
             names = frame.f_locals
             for local in ("strfn", "fn_", "fn"):

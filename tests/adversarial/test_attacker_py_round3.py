@@ -84,7 +84,8 @@ outside the code under test's reach, without knowing the tricks:
   that holds no test code, on any thread, could also be stopped outright (honest leak tests call gc from test code).
 
 Closed since: a syntax tree compiled by any code but pytest's assertion rewriter (its code object, taken at its
-first compile) is stopped, as the ``compile`` event names no file for a tree (z3, z5: ``tampered``); the audit hook
+first compile) is stopped, as the ``compile`` event names no file for a tree (z3, z5: ``tampered``; later narrowed to
+trees the patch compiles, as werkzeug compiles its own, once code was judged by what its file compiles to); the audit hook
 writes each record down the pipe at once, so no record waits in a list the code under test could reach. Then (the
 attacker's suggestion): a code object that names a ``.py`` file must be one that file makes (``eh_pytest.genuine``:
 equal to a code object compiled from the file's text, the name not compared; the task's test files also as pytest's

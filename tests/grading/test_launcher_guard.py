@@ -457,3 +457,20 @@ def test_a_library_patched_by_the_tasks_own_fixture_or_a_name_the_test_module_re
     code, records, out, raw = launch(tmp_path, FIXED, extra=extra, written={"calc/__init__.py": None}, test=test)
     assert code == 0 and not [r for r in records if r["t"] == "rebound" or r.get("rebound")], out
     assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
+
+
+def test_a_library_that_compiles_a_syntax_tree_is_not_stopped_and_the_patch_that_does_is(tmp_path):
+    """werkzeug's URL routing builds functions as syntax trees and compiles them (Flask's gold patches on SWE-bench
+    Lite were stopped when any tree but pytest's rewriter's was): base code doing it runs; the patch doing it stops."""
+    builder = ("import ast\n\n\ndef built():\n    namespace = {}\n"
+               "    exec(compile(ast.parse('def f():\\n    return 5\\n'), '<builder>', 'exec'), namespace)\n"
+               "    return namespace['f']()\n")
+    test = TEST.replace("def test_inside():\n", "def test_inside():\n    from calc.builder import built\n"
+                        "    assert built() == 5\n")
+    code, records, out, raw = launch(tmp_path, FIXED, extra={"calc/builder.py": builder},
+                                     written={"calc/__init__.py": None}, test=test)
+    assert code == 0 and not stopped(records), out
+    assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
+    code, records, out, raw = launch(tmp_path / "patch", FIXED, extra={"calc/builder.py": builder}, test=test)
+    assert code == STOPPED and "syntax tree" in stopped(records)[0]["why"], out
+    assert stopped(records)[0]["at"].endswith("calc/builder.py:6"), stopped(records)
