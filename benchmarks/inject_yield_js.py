@@ -8,7 +8,7 @@ rest were rejected, what each step costs; then oracle and null runs of each pack
 For each NAME=REPO (a git URL, folder or bare repository, cloned to a work tree first), `evalharness packs
 inject --repo CLONE --count N --out OUT_ROOT/inject-js-NAME`, then `evalharness run -p OUT -H oracle -H null`,
 then writes BENCHMARKS.md ("## Injected defects in JavaScript/TypeScript, yield"). `--report-only` reads what
-the packs and their saved runs already hold.
+the packs and their saved runs already hold. Rows of repositories not named this time are kept as they were.
 """
 
 from __future__ import annotations
@@ -63,8 +63,18 @@ def run_pack(out: Path) -> dict:
     return save_run(out, done.stdout, done.stderr)
 
 
-def section(packs: dict[str, Path], notes: list[str]) -> str:
-    rows, lines = [], []
+def kept_rows(old: str, names: set[str]) -> tuple[list[str], list[str]]:
+    """The table rows and verdict lines the section already holds for repositories not measured this time, so a
+    run on one repository keeps the other's figures (its notes are given again with ``--note``)."""
+    rows = [line for line in old.splitlines() if line.startswith("| ") and not line.startswith("| repository")
+            and line.split("|")[1].strip() not in names]
+    lines = [line for line in old.splitlines() if line.startswith("- ") and ": verdicts " in line
+             and line[2:].split(":")[0] not in names]
+    return rows, lines
+
+
+def section(packs: dict[str, Path], notes: list[str], old: str = "") -> str:
+    rows, lines = kept_rows(old, set(packs))
     for name, out in packs.items():
         report = json.loads((out / "injection-report.json").read_text())
         run_path = out / "run-oracle-null.json"
@@ -117,7 +127,9 @@ def main() -> None:
             inject(name, source, out, args.count, args.seed, args.resume)
             run_pack(out)
         packs[name] = out
-    write_section(REPO / "BENCHMARKS.md", TITLE, section(packs, args.note))
+    bench = REPO / "BENCHMARKS.md"
+    held = bench.read_text().partition(f"## {TITLE}\n")[2].partition("\n## ")[0] if bench.exists() else ""
+    write_section(bench, TITLE, section(packs, args.note, held))
 
 
 if __name__ == "__main__":

@@ -248,3 +248,15 @@ def test_the_library_is_named_by_its_own_manifest_not_by_its_clone_folder(files,
     assert pipeline._library(sdist, "other") == "cachetools 5.3.0"
     assert [pipeline.id_prefix(n) for n in ("@scope/pkg", "cachetools 5.3.0", "My_Lib")] == ["scope-pkg", "cachetools",
                                                                                             "my-lib"]
+
+
+def test_the_yield_section_keeps_the_rows_of_a_repository_not_measured_again():
+    """benchmarks/inject_yield_js.py run on one repository rewrites its section: the other's row and verdict line
+    stay (ts-pattern measured in a later session than node-semver)."""
+    from benchmarks.inject_yield_js import kept_rows
+
+    old = ("| repository | sites |\n|---|---|\n| semver | 2415 |\n| ts-pattern | 714 |\n\n"
+           "- semver: verdicts ok 10\n- ts-pattern: verdicts ok 3\n\n- a note\n")
+    rows, lines = kept_rows(old, {"ts-pattern"})
+    assert rows == ["| semver | 2415 |"] and lines == ["- semver: verdicts ok 10"]
+    assert kept_rows(old, {"semver", "ts-pattern"}) == ([], [])
