@@ -40,6 +40,7 @@ STOPPED = 86
 _HARD = {"gc.get_objects": "walked every object with gc", "gc.get_referrers": "walked objects with gc",
          "gc.get_referents": "walked objects with gc", "sys._current_frames": "read other threads' frames",
          "sys.settrace": "installed a trace function", "sys.setprofile": "installed a profile function",
+         "sys.monitoring.register_callback": "registered a monitoring callback",
          "ctypes.string_at": "read raw memory with ctypes", "ctypes.wstring_at": "read raw memory with ctypes",
          "ctypes.cdata": "mapped raw memory with ctypes", "ctypes.call_function": "called a C function with ctypes",
          "ctypes.addressof": "took a raw address with ctypes"}
@@ -87,6 +88,9 @@ def _arm(nonce, fd, settings):
     judged, id_ = {}, id  # genuine()'s answers by code object (kept alive here)
     exact = set()  # files whose code was made before any project code ran, as text and as pytest rewrites it
     imports, bound, missing = {}, {}, object()  # a test file's top-level `from M import N`; their objects, collected
+    shapes = {}  # a test file's functions: decorated or not, parameters with defaults or not (``_def_shapes``)
+    gettrace, getprofile = sys.gettrace, sys.getprofile
+    class_mro, class_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
     modules, module_type = sys.modules, type(sys)  # the interpreter's own module dict (import uses it, not the name)
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
@@ -425,7 +429,11 @@ def _arm(nonce, fd, settings):
                 continue
             wanted = imports.get(norm(func.__code__.co_filename))
             names = func.__globals__
-            if not wanted or exact_type(names) is not dict_ or id_(names) in bound:
+            if not wanted or id_(names) in bound:
+                continue
+            if exact_type(names) is not dict_:  # its lookups could answer other than the dict read here
+                found.append("%s: %s runs with globals that are not a plain dict" % (
+                    norm(func.__code__.co_filename), func.__code__.co_name))
                 continue
             kept = {}
             for alias, module, attribute in wanted:
@@ -453,12 +461,62 @@ def _arm(nonce, fd, settings):
         if changed:
             put((("t", "rebound"), ("id", node if exact_type(node) is str_ else "?"), ("names", changed)))
 
+    def not_as_written(outer, inner):
+        """What makes the test function about to run other than its file defines it ('' when nothing): a wrapper
+        the file does not apply, defaults its parameters do not have, globals that are not a plain dict. Read from
+        the functions' own slots (no Python of theirs runs); the file's shape was read before any project code."""
+        code = function_code(inner)
+        if code is None:
+            return ""
+        file = norm(code.co_filename)
+        shape = shapes.get(file, {}).get((code.co_name, code.co_firstlineno))
+        func = plain_function(inner)
+        if shape is None or func is None:
+            return ""
+        decorated, defaults = shape
+        if not decorated and function_code(outer) is not code:
+            return "%s runs through a wrapper its file does not apply" % code.co_name
+        if not defaults and (func.__defaults__ is not None or func.__kwdefaults__ is not None):
+            return "%s was given defaults its file does not write" % code.co_name
+        if exact_type(func.__globals__) is not dict_:
+            return "%s runs with globals that are not a plain dict" % code.co_name
+        return ""
+
+    def foreign_tracer():
+        """A trace or profile function set on this thread whose code is the patch's, as 'file:line' ('' when none):
+        one set while no line of the patch's was on the stack (a C callable the patch planted, called by pytest)
+        could rewrite a running test's locals."""
+        for tracer in (gettrace(), getprofile()):
+            if tracer is None:
+                continue
+            code = function_code(tracer)
+            if code is None:  # an object: its class's __call__, found in the class dicts (no Python of theirs runs)
+                for cls in class_mro(exact_type(tracer)):
+                    call = class_dict(cls).get("__call__")
+                    if call is not None:
+                        code = function_code(call)
+                        break
+            if code is None:
+                continue  # a C tracer (coverage's)
+            name = norm(code.co_filename)
+            if name in written or new_file(name) or not genuine(code):
+                return "%s:%d" % (name, code.co_firstlineno)
+        return ""
+
     def on_ran(args):
         """(test id, "begin" | "returned" | "raised", the function that ran[, what it raised]): a "begin" as the test
         starts, then one signal per call, at its end."""
         authentic(ran_codes, "test-ran signal", "evalharness.ran")
         node, state = args[0], args[1]
+        traced = foreign_tracer()
+        if traced:
+            stop("a trace or profile function of the code under test's was set as a test ran",
+                 traced + (" (%s)" % node if exact_type(node) is str_ else ""), "evalharness.ran")
         if state == "begin":
+            unlike = not_as_written(args[2], args[3])
+            if unlike:
+                stop("the test function pytest ran is not as its file defines it: " + unlike,
+                     node if exact_type(node) is str_ else "?", "evalharness.ran")
             moved(node, args[2])
             return
         raised = name_of(exact_type(args[4])) if state == "raised" and length(args) > 4 else ""
@@ -604,11 +662,14 @@ def _arm(nonce, fd, settings):
     if not settings.get("runner_dir"):
         busy[0] = True  # pytest's parser and rewriter compile here: not the code under test's doing
         try:
-            for name, tops, names in _known_tests(sorted_(protected | _conftests(protected, workdir)), file_text):
+            for name, tops, names, defs in _known_tests(sorted_(protected | _conftests(protected, workdir)),
+                                                        file_text):
                 known[name] = codes_in(tops, {})
                 exact.add(name)
                 if name in protected and names:
                     imports[name] = names
+                if name in protected:
+                    shapes[name] = defs
         finally:
             busy[0] = False
 
@@ -653,6 +714,7 @@ def _known_tests(names, read):
             tops = [compile(data, name, "exec", 0, True)]
             tree = ast.parse(data, filename=name)
             imported = _imported_names(tree, ast)
+            shapes = _def_shapes(tree, ast)
             try:
                 rewrite.rewrite_asserts(tree, data, name, None)
             except TypeError:  # pytest < 5: (module, module_path, config), the path a py.path.local
@@ -660,8 +722,21 @@ def _known_tests(names, read):
             tops.append(compile(tree, name, "exec", dont_inherit=True))
         except Exception:  # noqa: BLE001 - a file this Python or this pytest cannot compile: not known, not judged
             continue
-        out.append((name, tops, imported))
+        out.append((name, tops, imported, shapes))
     return out
+
+
+def _def_shapes(tree, ast):
+    """{(name, first line): (decorated, has defaults)} for every function a file defines, its first line as its code
+    object has it (the first decorator's): a test the file does not decorate runs as it is, and one whose parameters
+    have no defaults is given none (pytest passes its fixtures by name)."""
+    shapes = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            defaults = bool(node.args.defaults) or any(d is not None for d in node.args.kw_defaults)
+            shapes[(node.name, first)] = (bool(node.decorator_list), defaults)
+    return shapes
 
 
 def _imported_names(tree, ast):

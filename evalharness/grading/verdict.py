@@ -233,8 +233,8 @@ def _ran_problems(made: dict, by_type: dict[str, list[dict]], workdir: str, patc
 
 def _wrong_function(signal: dict, test_file: str, function: str, patched_files: set[str], workdir: str) -> str:
     """What is wrong with the function a test-ran signal names ('' when nothing): it must be the test file's
-    function of that name, or a decorator's wrapper from code the patch did not write (in the work tree or an
-    installed package, not a file made at run time) around it (``__wrapped__``)."""
+    function of that name, or a decorator's wrapper from code the patch did not write (a ``.py`` file in the work
+    tree or an installed package, not a file made at run time) around it (``__wrapped__``)."""
     file, name = _norm(signal.get("file", "")), signal.get("name", "")
     if signal.get("file_new") is True:  # the launcher saw the file change during the run (or vanish)
         return (f"ran its test function through code from {file}, a file written during the run or none that "
@@ -246,8 +246,11 @@ def _wrong_function(signal: dict, test_file: str, function: str, patched_files: 
         return "" if name == function else f"ran the test function {name}, not {function}"
     inner_file, inner_name = _norm(signal.get("inner_file", "")), signal.get("inner_name", "")
     prefix = workdir.rstrip("/") + "/"
-    installed = "/site-packages/" in file or "/dist-packages/" in file or "/lib/python" in file
-    ours = file.startswith(prefix) and file[len(prefix):] not in patched_files
+    # a wrapper's code names a Python source file (the launcher compares such code with the file's text; a name like
+    # a .pyc beside the standard library's is not compared, and no decorator's code has one)
+    source = file.endswith(".py")
+    installed = source and ("/site-packages/" in file or "/dist-packages/" in file or "/lib/python" in file)
+    ours = source and file.startswith(prefix) and file[len(prefix):] not in patched_files
     if inner_file == test_file and inner_name == function and (installed or ours):
         return ""
     if inner_file == test_file and inner_name == function:

@@ -551,7 +551,10 @@ def test_a_timeout_is_a_run_that_lasted_its_limit_not_an_exit_status_the_code_ca
 
 @pytest.mark.parametrize("wrapper, ok", [("/testbed/pylint/testutils/decorator.py", True),
                                          ("/opt/venv/lib/python3.11/site-packages/pkg/deco.py", True),
-                                         ("/testbed/calc/evil.py", False), ("/tmp/x/tests/test_calc.py", False)])
+                                         ("/testbed/calc/evil.py", False), ("/tmp/x/tests/test_calc.py", False),
+                                         # r4c: a wrapper's code named after a compiled file of the standard library
+                                         ("/usr/lib/python3.11/__pycache__/os.cpython-311.pyc", False),
+                                         ("<decorator-gen-1>", False)])
 def test_a_decorated_test_runs_through_a_wrapper_the_patch_did_not_write(wrapper, ok):
     body = [{"t": "start"}, {"t": "collected", "count": 2}, *_watched(F2P, ["returned"], detail=wrapper), *passing(P2P),
             {"t": "end", "exitstatus": 0}, {"t": "exit", "code": 0}]
