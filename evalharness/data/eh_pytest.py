@@ -91,6 +91,7 @@ def _arm(nonce, fd, settings):
     shapes = {}  # a test file's functions: decorated or not, parameters with defaults or not (``_def_shapes``)
     gettrace, getprofile = sys.gettrace, sys.getprofile
     class_mro, class_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
+    has_co_lines, range_ = hasattr(code_type, "co_lines"), range
     modules, module_type = sys.modules, type(sys)  # the interpreter's own module dict (import uses it, not the name)
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
@@ -499,9 +500,27 @@ def _arm(nonce, fd, settings):
             if code is None:
                 continue  # a C tracer (coverage's)
             name = norm(code.co_filename)
-            if name in written or new_file(name) or not genuine(code):
+            lines = written.get(name, ())
+            if lines is None or (lines and any_line_in(code, lines)) or new_file(name) or not genuine(code):
                 return "%s:%d" % (name, code.co_firstlineno)
         return ""
+
+    def any_line_in(code, lines):
+        """Whether any line of ``code`` (its own, not its nested functions') is one of ``lines``."""
+        if has_co_lines:  # 3.10+
+            for entry in code.co_lines():
+                if entry[2] in lines:
+                    return True
+            return False
+        line, table = code.co_firstlineno, code.co_lnotab  # 3.8, 3.9: (bytecode step, line step) pairs
+        if line in lines:
+            return True
+        for at in range_(1, length(table), 2):
+            step = table[at]
+            line += step - 256 if step >= 128 else step
+            if line in lines:
+                return True
+        return False
 
     def on_ran(args):
         """(test id, "begin" | "returned" | "raised", the function that ran[, what it raised]): a "begin" as the test

@@ -612,3 +612,18 @@ def test_a_test_that_traces_its_own_code_is_not_stopped(tmp_path):
     code, records, out, raw = launch(tmp_path, FIXED, test=test)
     assert code == 0 and not stopped(records), out
     assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.RESOLVED
+
+
+def test_a_trace_function_is_the_patchs_by_its_lines_not_by_its_file(tmp_path):
+    """A profile function the base code sets (a library's own profiler) stays when the patch changes another line of
+    its file; the patch's line inside it stops the run."""
+    profiler = ("import sys\n\ncalls = []\n\n\ndef _profile(frame, event, arg):\n    calls.append(event)\n\n\n"
+                "sys.setprofile(_profile)\n\n\ndef unrelated():\n    return 1\n")
+    extra = {"calc/profiling.py": profiler}
+    calc = "from calc import profiling\n" + FIXED
+    code, records, out, raw = launch(tmp_path, calc, extra=extra,
+                                     written={"calc/profiling.py": [15]})
+    assert code == 0 and not stopped(records), out
+    code, records, out, raw = launch(tmp_path / "patch", calc, extra=extra,
+                                     written={"calc/profiling.py": [7]})
+    assert code == STOPPED and stopped(records)[0]["at"].endswith("calc/profiling.py:6 (tests/test_calc.py::test_high)")
