@@ -92,6 +92,11 @@ def _arm(nonce, fd, settings):
     gettrace, getprofile = sys.gettrace, sys.getprofile
     class_mro, class_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
     has_co_lines, range_ = hasattr(code_type, "co_lines"), range
+    type_module, object_ = type.__dict__["__module__"].__get__, object
+    module_dict = type(os).__dict__["__dict__"].__get__
+    monitoring = getattr(sys, "monitoring", None)  # 3.12+
+    get_tool, register_callback = (monitoring.get_tool, monitoring.register_callback) if monitoring else (None, None)
+    home = {}  # a test file's module dict, as collection found it
     modules, module_type = sys.modules, type(sys)  # the interpreter's own module dict (import uses it, not the name)
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
@@ -428,8 +433,15 @@ def _arm(nonce, fd, settings):
             func = plain_function(func)
             if func is None:
                 continue
-            wanted = imports.get(norm(func.__code__.co_filename))
+            file = norm(func.__code__.co_filename)
+            wanted = imports.get(file)
             names = func.__globals__
+            if file in shapes and file not in home and exact_type(names) is dict_:
+                # the dict of the module its globals name (a copy of it made by the code under test is not that)
+                module = modules.get(names.get("__name__"))
+                own = module_dict(module) if module_type in class_mro(exact_type(module)) else None  # slot read
+                home[file] = own if exact_type(own) is dict_ and own.get("__file__") == names.get("__file__") \
+                    else names
             if not wanted or id_(names) in bound:
                 continue
             if exact_type(names) is not dict_:  # its lookups could answer other than the dict read here
@@ -464,8 +476,9 @@ def _arm(nonce, fd, settings):
 
     def not_as_written(outer, inner):
         """What makes the test function about to run other than its file defines it ('' when nothing): a wrapper
-        the file does not apply, defaults its parameters do not have, globals that are not a plain dict. Read from
-        the functions' own slots (no Python of theirs runs); the file's shape was read before any project code."""
+        the file does not apply, defaults its parameters do not have, globals that are not its module's dict as
+        collection found it. Read from the functions' own slots (no Python of theirs runs); the file's shape was
+        read before any project code."""
         code = function_code(inner)
         if code is None:
             return ""
@@ -474,35 +487,96 @@ def _arm(nonce, fd, settings):
         func = plain_function(inner)
         if shape is None or func is None:
             return ""
-        decorated, defaults = shape
-        if not decorated and function_code(outer) is not code:
+        wrapped, defaults = shape
+        wrapper = function_code(outer)
+        if not wrapped and wrapper is not code and not task_owned(wrapper):
             return "%s runs through a wrapper its file does not apply" % code.co_name
         if not defaults and (func.__defaults__ is not None or func.__kwdefaults__ is not None):
             return "%s was given defaults its file does not write" % code.co_name
-        if exact_type(func.__globals__) is not dict_:
+        names = func.__globals__
+        if exact_type(names) is not dict_:
             return "%s runs with globals that are not a plain dict" % code.co_name
+        if file in home and home[file] is not names:
+            return "%s runs with globals other than its module's" % code.co_name
+        return ""
+
+    def task_owned(code):
+        """Code of the task's test files or of a conftest the run did not write, as that file makes it (a conftest's
+        hook that wraps the tests is the task's own)."""
+        if code is None:
+            return False
+        name = norm(code.co_filename)
+        return (name in protected or (name[-12:] == "/conftest.py" and name[:length(workdir)] == workdir
+                                      and name not in written and not new_file(name))) and genuine(code)
+
+    def patch_code(code):
+        """'file:line' when ``code`` is the patch's (a line it wrote, a file written during the run, or code that is
+        not its file's), else ''."""
+        name = norm(code.co_filename)
+        lines = written.get(name, ())
+        if lines is None or (lines and any_line_in(code, lines)) or new_file(name) or not genuine(code):
+            return "%s:%d" % (name, code.co_firstlineno)
+        return ""
+
+    def callable_owner(target):
+        """Whose a callable that the interpreter calls back (a trace or profile function, a monitoring callback) is,
+        as 'file:line' or a description when it is the code under test's, '' when it is not. Python code is judged
+        by its lines (a function, a method, a class's own ``__call__``, found in the class dicts: no Python of
+        theirs runs); a C callable only passes as an installed extension's own type (coverage's ``CTracer``) that
+        holds no code of the patch's: ``functools.partial``, a bound builtin, ctypes' callbacks or a class the
+        code under test defined could each call its Python."""
+        code = function_code(target)
+        kind = exact_type(target)
+        if code is None:
+            for cls in class_mro(kind):
+                call = class_dict(cls).get("__call__")
+                if call is not None:
+                    code = function_code(call)
+                    break
+        if code is not None:
+            return patch_code(code)
+        for cls in class_mro(kind):
+            if cls is object_:
+                continue
+            called = type_module(cls)
+            if exact_type(called) is not str_:
+                return "a callable whose class names no module"
+            module = modules.get(called)
+            names = module_dict(module) if exact_type(module) is module_type else None
+            file = names.get("__file__") if exact_type(names) is dict_ else None
+            if exact_type(file) is not str_ or not ("/site-packages/" in file or "/dist-packages/" in file) or \
+                    file[-3:] == ".py" or file[:length(workdir)] == workdir or new_file(norm(file)):
+                return "a %s object (a callable that is no installed extension's own)" % name_of(cls)
+        for held in referents(target):
+            code = function_code(held)
+            if code is not None and patch_code(code):
+                return patch_code(code)
         return ""
 
     def foreign_tracer():
-        """A trace or profile function set on this thread whose code is the patch's, as 'file:line' ('' when none):
-        one set while no line of the patch's was on the stack (a C callable the patch planted, called by pytest)
-        could rewrite a running test's locals."""
+        """A trace or profile function set on this thread, or a callback registered with ``sys.monitoring``, that is
+        the code under test's (``callable_owner``), as 'file:line' ('' when none): one set while no line of the
+        patch's was on the stack (C callables the patch planted, called by pytest's collector) could rewrite a
+        running test's locals."""
         for tracer in (gettrace(), getprofile()):
-            if tracer is None:
-                continue
-            code = function_code(tracer)
-            if code is None:  # an object: its class's __call__, found in the class dicts (no Python of theirs runs)
-                for cls in class_mro(exact_type(tracer)):
-                    call = class_dict(cls).get("__call__")
-                    if call is not None:
-                        code = function_code(call)
-                        break
-            if code is None:
-                continue  # a C tracer (coverage's)
-            name = norm(code.co_filename)
-            lines = written.get(name, ())
-            if lines is None or (lines and any_line_in(code, lines)) or new_file(name) or not genuine(code):
-                return "%s:%d" % (name, code.co_firstlineno)
+            if tracer is not None:
+                owner = callable_owner(tracer)
+                if owner:
+                    return owner
+        if monitoring is not None:
+            for tool in range_(6):
+                if get_tool(tool) is None:
+                    continue
+                for bit in range_(24):
+                    try:
+                        callback = register_callback(tool, 1 << bit, None)
+                    except error:  # not an event of this Python's
+                        continue
+                    if callback is not None:
+                        register_callback(tool, 1 << bit, callback)
+                        owner = callable_owner(callback)
+                        if owner:
+                            return owner + " (monitoring)"
         return ""
 
     def any_line_in(code, lines):
@@ -746,15 +820,47 @@ def _known_tests(names, read):
 
 
 def _def_shapes(tree, ast):
-    """{(name, first line): (decorated, has defaults)} for every function a file defines, its first line as its code
-    object has it (the first decorator's): a test the file does not decorate runs as it is, and one whose parameters
-    have no defaults is given none (pytest passes its fixtures by name)."""
-    shapes = {}
+    """{(name, first line): (wrapped, has defaults)} for every function a file defines, its first line as its code
+    object has it (the first decorator's). A function is wrapped by its file when a decorator other than a pytest
+    mark (which returns the function itself) sits on it or on its class, or when the file assigns its name
+    (``test_x = patch(...)(test_x)``): only such a test may run through a wrapper. One whose parameters have no
+    defaults is given none (pytest passes its fixtures by name)."""
+    def wraps(decorators):
+        for node in decorators:
+            while isinstance(node, ast.Call):
+                node = node.func
+            parts = []
+            while isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            if isinstance(node, ast.Name):
+                parts.append(node.id)
+            if "mark" not in parts:
+                return True
+        return False
+
+    assigned = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            defaults = bool(node.args.defaults) or any(d is not None for d in node.args.kw_defaults)
-            shapes[(node.name, first)] = (bool(node.decorator_list), defaults)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                assigned.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    shapes = {}
+
+    def visit(body, outer):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, outer or wraps(node.decorator_list))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                defaults = bool(node.args.defaults) or any(d is not None for d in node.args.kw_defaults)
+                shapes[(node.name, first)] = (outer or wraps(node.decorator_list) or node.name in assigned, defaults)
+                visit(node.body, outer)
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(node, field, None)
+                    if isinstance(inner, list):
+                        visit([n for n in inner if isinstance(n, ast.AST)], outer)
+    visit(tree.body, False)
     return shapes
 
 

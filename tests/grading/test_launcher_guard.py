@@ -315,8 +315,8 @@ def _forgiving(test):
 def _setup(item):
     item.obj = _forgiving(item.obj)
 ''' + PLUGIN_OF.format(hook="setup", function="_setup")
-    # the test is decorated (a mark): a wrapper of its own would be allowed, so the wrapper is judged by its code
-    marked = "import pytest\n" + TEST.replace("def test_", "@pytest.mark.filterwarnings('ignore')\ndef test_")
+    # the test is decorated (mock.patch wraps it): a wrapper is expected, so the wrapper is judged by its code
+    marked = "from unittest import mock\n" + TEST.replace("def test_", "@mock.patch('os.sep', '/')\ndef test_")
     code, records, out, raw = launch(tmp_path, calc, extra=CONFTEST_PLUGIN, written={"calc/__init__.py": None},
                                      test=marked)
     ran = [r for r in records if r["t"] == "ran" and r["id"] == F2P]
@@ -532,11 +532,13 @@ def test_the_tests_own_code_over_globals_that_are_not_a_plain_dict_is_stopped(tm
 
 
 def test_the_tests_own_code_over_a_copy_of_its_globals_is_a_rebound_name(tmp_path):
-    """The same with a plain dict copy: the test's imported clamp is not calc's own."""
+    """The same with a plain dict copy: not its module's dict (and its imported clamp is not calc's own)."""
     other = ('def _other(value):\n    names = dict(value.__globals__)\n    names["clamp"] = _right\n'
              '    return _t.FunctionType(_d.Bytecode(value).codeobj, names, value.__name__)\n')
     code, records, out, v = _swapped(tmp_path, other)
-    assert v.outcome is Outcome.TAMPERED and any("clamp is not calc.clamp" in e for e in v.evidence), (v.evidence, out)
+    assert code == STOPPED and "globals other than its module's" in stopped(records)[0]["why"], out
+    assert stopped(records)[0]["at"].endswith("::test_high")
+    assert v.outcome is Outcome.TAMPERED
 
 
 def test_a_test_given_defaults_its_file_does_not_write_is_stopped(tmp_path):
@@ -627,3 +629,100 @@ def test_a_trace_function_is_the_patchs_by_its_lines_not_by_its_file(tmp_path):
     code, records, out, raw = launch(tmp_path / "patch", calc, extra=extra,
                                      written={"calc/profiling.py": [7]})
     assert code == STOPPED and stopped(records)[0]["at"].endswith("calc/profiling.py:6 (tests/test_calc.py::test_high)")
+
+
+# Round 5 (an attacker's reading of e5e3679): the round-4 checks stepped around, and honest files they stopped.
+
+def test_a_trace_function_hidden_in_a_c_callable_is_the_patchs(tmp_path):
+    """a1: r4a's tracer wrapped in functools.partial (no code of its own, no Python ``__call__``): a C callable passes
+    only as an installed extension's own type holding no code of the patch's."""
+    calc = "import sys as _s\n" + TRACER.replace("_f.partial(_s.settrace, _fix)", "_f.partial(_s.settrace, _f.partial(_fix))")
+    code, records, out, raw = launch(tmp_path, calc)
+    assert code == STOPPED and "partial object" in stopped(records)[0]["at"], out
+    assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.TAMPERED
+
+
+FIXTURE_SWAP = '''
+import sys as _s, types as _t, dis as _d
+import pytest as _p
+
+
+def _right(v, lo, hi):
+    return lo if v < lo else hi if v > hi else v
+
+
+@_p.fixture(autouse=True)
+def _swap(request):
+    func = getattr(request.node, "obj", None)
+    if type(func) is _t.FunctionType and func.__globals__.get("clamp") is clamp:
+        names = dict(func.__globals__)
+        names["clamp"] = _right
+        request.node.obj = _t.FunctionType(_d.Bytecode(func).codeobj, names, func.__name__)
+
+
+for _m in list(_s.modules.values()):
+    if "@py_builtins" in getattr(_m, "__dict__", {}) and getattr(getattr(_m, "__spec__", None), "_initializing", 0):
+        _m.__dict__["_swap"] = _swap
+'''
+
+
+def test_a_test_function_given_a_copy_of_its_globals_after_collection_is_stopped(tmp_path):
+    """a4: an autouse fixture the patch put in the half-imported test module replaces ``item.obj`` at set-up (after
+    collection) with the test's code over a plain-dict copy of its globals holding a right clamp."""
+    code, records, out, raw = launch(tmp_path, BUGGY + FIXTURE_SWAP)
+    if "pytest-4." in out:  # pytest 4 calls the function it collected, not item.obj: the route does not take
+        assert code == 1 and "assert 11 == 10" in out and not stopped(records), out
+        pytest.skip("pytest 4: the route does not take")
+    assert code == STOPPED and "globals other than its module's" in stopped(records)[0]["why"], out
+    assert verdict(code, raw, workdir=str(tmp_path / "work")).outcome is Outcome.TAMPERED
+
+
+def test_a_test_carrying_only_marks_runs_through_no_wrapper(tmp_path):
+    """a3: a mark returns the function itself; a test that carries only marks (parametrize among them) is run through
+    no wrapper, so r4e's contextlib wrapper is stopped there too."""
+    test = ("import pytest\nfrom calc import clamp\n\n\n@pytest.mark.parametrize('v', [11])\n"
+            "@pytest.mark.filterwarnings('ignore')\ndef test_high(v):\n    assert clamp(v, 0, 10) == 10\n\n\n"
+            "@pytest.mark.filterwarnings('ignore')\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n")
+    other = ('import contextlib as _c\n\n\nclass _S(_c.ContextDecorator, _c.suppress):\n    pass\n\n\n'
+             'def _other(value):\n    return _S(AssertionError)(value)\n')
+    code, records, out, v = _swapped(tmp_path, other, test=test)
+    assert code == STOPPED and "a wrapper its file does not apply" in stopped(records)[0]["why"], out
+    assert stopped(records)[0]["at"] == "tests/test_calc.py::test_high[11]"
+    assert v.outcome is Outcome.TAMPERED
+
+
+CLASS_WRAPPED = ("from unittest import mock\nfrom calc import clamp\n\n\n@mock.patch('os.sep', '/')\nclass TestClamp:\n"
+                 "    def test_high(self):\n        assert clamp(11, 0, 10) == 10\n\n    def test_inside(self):\n"
+                 "        assert clamp(5, 0, 10) == 5\n")
+ASSIGNED = ("from unittest import mock\nfrom calc import clamp\n\n\ndef test_high():\n    assert clamp(11, 0, 10) == 10\n"
+            "\n\ntest_high = mock.patch('os.sep', '/')(test_high)\n\n\ndef test_inside():\n"
+            "    assert clamp(5, 0, 10) == 5\n")
+
+
+@pytest.mark.parametrize("test, prefix", [(CLASS_WRAPPED, "tests/test_calc.py::TestClamp::"),
+                                          (ASSIGNED, "tests/test_calc.py::")], ids=["class_decorator", "assigned"])
+def test_a_wrapper_the_file_applies_without_decorating_the_def_is_the_files(tmp_path, test, prefix):
+    """fp1: mock.patch on a class wraps each of its tests; a wrapper assigned to the test's name is the file's too."""
+    code, records, out, raw = launch(tmp_path, FIXED, test=test)
+    assert code == 0 and not stopped(records), out
+    task = TaskSpec(instance_id="t", problem_statement="p", FAIL_TO_PASS=[prefix + "test_high"],
+                    PASS_TO_PASS=[prefix + "test_inside"])
+    v = decide_guarded(task, raw, NONCE, exit_code=code, canaries=None, patched_files={"calc/__init__.py"},
+                       workdir=str(tmp_path / "work"), patch_applied=True)
+    assert v.outcome is Outcome.RESOLVED, v.reason
+
+
+def test_a_monitoring_callback_of_the_patchs_is_stopped_when_a_test_runs(tmp_path):
+    """a2 (3.12+, sys.monitoring): an INSTRUCTION callback registered through C callables pytest's collector calls;
+    on 3.13 a frame's locals are written through, so it could rewrite the test's. Run with EH_LAUNCHER_PYTHON."""
+    probe = subprocess.run([PYTHON, "-c", "import sys; print(hasattr(sys, 'monitoring'))"], capture_output=True,
+                           text=True)
+    if probe.stdout.strip() != "True":
+        pytest.skip("the launcher's Python has no sys.monitoring (3.12+): set EH_LAUNCHER_PYTHON")
+    calc = BUGGY + (
+        "\nimport collections as _c, functools as _f, sys as _s\n_m = _s.monitoring\n_m.use_tool_id(4, 'eh')\n\n\n"
+        "def _step(code, offset):\n    return None\n\n\nclass _Clamp(object):\n    def __call__(self, v, lo, hi):\n"
+        "        return v\n\n\n_Clamp.__getattr__ = _c.defaultdict(_f.partial(_m.register_callback, 4, "
+        "_m.events.INSTRUCTION, _step)).__getitem__\nclamp = _Clamp()\n")
+    code, records, out, raw = launch(tmp_path, calc)
+    assert code == STOPPED and "(monitoring)" in stopped(records)[0]["at"], out
