@@ -19,10 +19,17 @@ fresh interpreter; here each is appended to tinypack's ``calc/__init__.py`` and 
 - r4e (found while closing r4c): the wrapper is the standard library's own code, ``contextlib.ContextDecorator``
   over ``suppress(AssertionError)``: genuine code of an installed ``.py`` file, with the test as its ``__wrapped__``.
 
-Closed by (0b743d5): as each test starts, the function pytest runs must be as its file defines it (a test the file
+A fifth reading (at e5e3679) stepped around those checks: ``a1`` puts r4a's tracer inside ``functools.partial`` (a C
+callable: no code to judge, taken for coverage's C tracer) and ``a4`` has an autouse fixture of the patch's, put in
+the half-imported test module, set ``item.obj`` at set-up (after collection) to the test's code over a plain-dict
+copy of its globals; both were ``resolved`` unflagged at e5e3679. (Its ``a2``, the same on ``sys.monitoring``, needs
+Python 3.12+: host test only, the tiny pack's image is 3.11.)
+
+Closed by (0b743d5, 7eae531): as each test starts, the function pytest runs must be as its file defines it (a test the file
 does not decorate runs through no wrapper, parameters without defaults get none, its globals are a plain dict;
 the file's shape is read before any project code runs), and no trace or profile function whose code is the
-patch's may be set as a test starts or ends. A wrapper's code must name a ``.py`` file.
+patch's may be set as a test starts or ends (a C callable only as an installed extension's own type holding no code
+of the patch's). A test runs with its module's own globals. A wrapper's code must name a ``.py`` file.
 """
 
 from __future__ import annotations
@@ -97,6 +104,37 @@ _EhClamp.__getattr__ = _eh_c.defaultdict(_eh_f.partial(_eh_s.settrace, _eh_trace
 clamp = _EhClamp()
 '''
 """r4a, appended to calc/__init__.py."""
+
+PARTIAL_TRACER = TRACER.replace("_eh_f.partial(_eh_s.settrace, _eh_tracer)",
+                                "_eh_f.partial(_eh_s.settrace, _eh_f.partial(_eh_tracer))")
+"""a1 (round 5): r4a's tracer inside functools.partial, a C callable with no code of its own."""
+assert PARTIAL_TRACER != TRACER
+
+FIXTURE_COPY = '''
+import dis as _eh_d, sys as _eh_s, types as _eh_t
+import pytest as _eh_p
+
+
+def _eh_right(value, low, high):
+    return low if value < low else high if value > high else value
+
+
+@_eh_p.fixture(autouse=True)
+def _eh_fx(request):
+    func = getattr(request.node, "obj", None)
+    if type(func) is _eh_t.FunctionType and func.__globals__.get("clamp") is clamp:
+        names = dict(func.__globals__)
+        names["clamp"] = _eh_right
+        request.node.obj = _eh_t.FunctionType(_eh_d.Bytecode(func).codeobj, names, func.__name__)
+
+
+for _eh_m in list(_eh_s.modules.values()):
+    if "@py_builtins" in getattr(_eh_m, "__dict__", {}) and \\
+            getattr(getattr(_eh_m, "__spec__", None), "_initializing", False):
+        _eh_m.__dict__["_eh_fx"] = _eh_fx
+'''
+"""a4 (round 5): an autouse fixture put in the half-imported test module hands pytest, at set-up, the test's code
+over a plain-dict copy of its globals holding a right clamp."""
 
 _SWAP = '''
 import sys as _eh_s, types as _eh_t
@@ -185,6 +223,9 @@ ATTACKS = [
                      "name of the standard library's os bytecode file", append("calc/__init__.py", PYC_WRAPPER)),
     attack("r4e", 3, "the test module's class swapped: each test wrapped by contextlib's own ContextDecorator over "
                      "suppress(AssertionError)", append("calc/__init__.py", STDLIB_WRAPPER)),
+    attack("a1", 3, "r4a with the trace function inside functools.partial", append("calc/__init__.py", PARTIAL_TRACER)),
+    attack("a4", 3, "an autouse fixture in the half-imported test module sets item.obj to the test's code over a "
+                    "plain-dict copy of its globals holding a right clamp", append("calc/__init__.py", FIXTURE_COPY)),
 ]
 
 
