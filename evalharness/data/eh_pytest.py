@@ -491,7 +491,7 @@ def _arm(nonce, fd, settings):
         wrapper = function_code(outer)
         if not wrapped and wrapper is not code and not task_owned(wrapper):
             return "%s runs through a wrapper its file does not apply" % code.co_name
-        if not defaults and (func.__defaults__ is not None or func.__kwdefaults__ is not None):
+        if not defaults and (func.__defaults__ or func.__kwdefaults__):  # () is none (hypothesis gives it)
             return "%s was given defaults its file does not write" % code.co_name
         names = func.__globals__
         if exact_type(names) is not dict_:

@@ -726,3 +726,13 @@ def test_a_monitoring_callback_of_the_patchs_is_stopped_when_a_test_runs(tmp_pat
         "_m.events.INSTRUCTION, _step)).__getitem__\nclamp = _Clamp()\n")
     code, records, out, raw = launch(tmp_path, calc)
     assert code == STOPPED and "(monitoring)" in stopped(records)[0]["at"], out
+
+
+def test_empty_defaults_are_none(tmp_path):
+    """A function given ``()`` for defaults has none (hypothesis's generated wrappers have them): not stopped for
+    it, and the bug still fails the test."""
+    other = ('def _other(value):\n'
+             '    return _t.FunctionType(_d.Bytecode(value).codeobj, value.__globals__, value.__name__, ())\n')
+    code, records, out, v = _swapped(tmp_path, other)
+    assert code == 1 and not stopped(records), out
+    assert v.outcome is Outcome.UNRESOLVED
