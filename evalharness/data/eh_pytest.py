@@ -534,6 +534,10 @@ def _arm(nonce, fd, settings):
                     code = function_code(call)
                     break
         if code is not None:
+            name = norm(code.co_filename)
+            if exact_type(name) is not str_ or name[:1] != "/" or name[-3:] != ".py":
+                # code with no file (exec'd text, ``<string>``): not judged by lines anywhere, so not trusted here
+                return "%s (code with no file)" % (name if exact_type(name) is str_ else "?")
             return patch_code(code)
         for cls in class_mro(kind):
             if cls is object_:

@@ -736,3 +736,12 @@ def test_empty_defaults_are_none(tmp_path):
     code, records, out, v = _swapped(tmp_path, other)
     assert code == 1 and not stopped(records), out
     assert v.outcome is Outcome.UNRESOLVED
+
+
+def test_a_trace_function_made_from_text_is_not_trusted(tmp_path):
+    """r4a's tracer exec'd from text (code named ``<string>``, which no file holds and no line of the patch's is):
+    a trace function with no file is the code under test's."""
+    made = "_ns = {}\nexec(" + repr("def _fix(frame, event, arg):\n    return _fix\n") + ", _ns)\n_fix = _ns['_fix']\n"
+    calc = "import sys as _s\n" + made + TRACER.split("def _fix")[0] + TRACER[TRACER.index("_Clamp.__getattr__"):]
+    code, records, out, raw = launch(tmp_path, calc)
+    assert code == STOPPED and "<string> (code with no file)" in stopped(records)[0]["at"], out
