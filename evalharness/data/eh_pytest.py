@@ -49,7 +49,7 @@ _SOFT = {"sys._getframe": "read the call stack's frames", "os.fork": "forked the
          "os.forkpty": "forked the test process", "marshal.loads": "loaded bytecode",
          "ctypes.dlopen": "loaded a C library with ctypes", "sys.addaudithook": "added an audit hook"}
 """Events worth a reviewer's look when the patch raises them, not proof of a forgery."""
-_WATCH = frozenset(list(_HARD) + list(_SOFT) + ["evalharness.rec", "evalharness.ran", "code.__new__", "compile",
+_WATCH = frozenset(list(_HARD) + list(_SOFT) + ["evalharness.rec", "evalharness.ran", "code.__new__", "compile", "exec",
                                                  "object.__setattr__", "object.__getattr__", "open", "fcntl.fcntl",
                                                  "os.truncate"])
 
@@ -92,11 +92,11 @@ def _arm(nonce, fd, settings):
     gettrace, getprofile = sys.gettrace, sys.getprofile
     class_mro, class_dict = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__
     has_co_lines, range_ = hasattr(code_type, "co_lines"), range
-    type_module, object_ = type.__dict__["__module__"].__get__, object
+    type_module, object_, type_ = type.__dict__["__module__"].__get__, object, type
     module_dict = type(os).__dict__["__dict__"].__get__
     monitoring = getattr(sys, "monitoring", None)  # 3.12+
     get_tool, register_callback = (monitoring.get_tool, monitoring.register_callback) if monitoring else (None, None)
-    home = {}  # a test file's module dict, as collection found it
+    home = {}  # (a test file, its module's name): the module's dict, as collection found it
     modules, module_type = sys.modules, type(sys)  # the interpreter's own module dict (import uses it, not the name)
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
@@ -252,6 +252,33 @@ def _arm(nonce, fd, settings):
                 return True
         return False
 
+    def reaches_test(frame):
+        """Whether the stack from ``frame`` down holds the task's own test code (a test file or a task conftest)."""
+        while frame is not None:
+            name = norm(frame.f_code.co_filename)
+            if name in protected or (name[-12:] == "/conftest.py" and name[:length(workdir)] == workdir
+                                     and name not in written and not new_file(name)):
+                return True
+            frame = frame.f_back
+        return False
+
+    def on_exec(frame, code):
+        """Code with no file (text compiled at run time: ``<string>``) run with a line of the patch's on the stack, or
+        with no test code on it (a chain of C callables the patch planted, called by pytest's collector:
+        ``partial(exec, text)``), is the code under test's, with the code nested in it: its frames are then the
+        patch's in the stack walk, so what it does is charged. Honest code with no file (dataclasses, namedtuple)
+        is run by imports the test code starts, or a plugin's, and raises no hard event."""
+        if exact_type(code) is not code_type:
+            return
+        name = norm(code.co_filename)
+        if exact_type(name) is str_ and name[:1] == "/" and name[-3:] == ".py":
+            return  # a module's own code (importlib runs every module it loads): judged by its file
+        if not where(frame) and reaches_test(frame):
+            return  # run by the task's test code (or by code it calls)
+        for made in codes_in([code], {}).values():
+            for one in made:
+                judged[id_(one)] = (one, False)
+
     def genuine(code):
         """Whether ``code``, when it names a ``.py`` file, is code that file makes (equal code objects: same
         bytecode, constants, names and first line; the name is not compared). A code object renamed with
@@ -269,7 +296,7 @@ def _arm(nonce, fd, settings):
     def judge(code):
         name = norm(code.co_filename)
         if exact_type(name) is not str_ or name[:1] != "/" or name[-3:] != ".py":
-            return True
+            return True  # code with no file: the code under test's only when ``on_exec`` saw no one run it
         if name in protected and name not in exact:
             return True  # a test file whose code could not be made before the run (pytest is the code under test)
         for candidate in codes_of(name).get(code.co_name, ()):
@@ -304,7 +331,8 @@ def _arm(nonce, fd, settings):
             elif new_file(name):
                 return "%s:%d (written during the run)" % (name, frame.f_lineno)
             elif not genuine(frame.f_code):
-                return "%s:%d (code that file does not hold)" % (name, frame.f_lineno)
+                return "%s:%d (%s)" % (name, frame.f_lineno, "code that file does not hold" if name[:1] == "/"
+                                       else "text the code under test had run")
             last, frame = frame, frame.f_back
         if last is not None and get_ident() != main_thread:
             # pytest runs the tests in the main thread; another thread's stack shows who feeds it nothing (a pool's
@@ -436,12 +464,17 @@ def _arm(nonce, fd, settings):
             file = norm(func.__code__.co_filename)
             wanted = imports.get(file)
             names = func.__globals__
-            if file in shapes and file not in home and exact_type(names) is dict_:
-                # the dict of the module its globals name (a copy of it made by the code under test is not that)
-                module = modules.get(names.get("__name__"))
-                own = module_dict(module) if module_type in class_mro(exact_type(module)) else None  # slot read
-                home[file] = own if exact_type(own) is dict_ and own.get("__file__") == names.get("__file__") \
-                    else names
+            if file in shapes and exact_type(names) is dict_:
+                # the dict of the module its globals name (a copy of it made by the code under test is not that); a
+                # file imported twice (as ``test_base`` and ``tests.test_base``) has one per name. Names and files are
+                # compared as exact strings (a str subclass's __eq__ or __hash__ would run here)
+                called, claimed = names.get("__name__"), names.get("__file__")
+                if exact_type(called) is str_ and (file, called) not in home:
+                    module = modules.get(called)
+                    own = module_dict(module) if subclass_of(exact_type(module), module_type) else None  # slot read
+                    mine = own.get("__file__") if exact_type(own) is dict_ else None
+                    home[(file, called)] = own if exact_type(mine) is str_ and exact_type(claimed) is str_ and \
+                        mine == claimed else names
             if not wanted or id_(names) in bound:
                 continue
             if exact_type(names) is not dict_:  # its lookups could answer other than the dict read here
@@ -496,7 +529,8 @@ def _arm(nonce, fd, settings):
         names = func.__globals__
         if exact_type(names) is not dict_:
             return "%s runs with globals that are not a plain dict" % code.co_name
-        if file in home and home[file] is not names:
+        called = names.get("__name__")
+        if exact_type(called) is not str_ or home.get((file, called), names) is not names:
             return "%s runs with globals other than its module's" % code.co_name
         return ""
 
@@ -518,14 +552,21 @@ def _arm(nonce, fd, settings):
             return "%s:%d" % (name, code.co_firstlineno)
         return ""
 
+    def subclass_of(kind, base):
+        """``base`` is in ``kind``'s MRO, by identity (``in`` would run a metaclass's ``__eq__``)."""
+        for cls in class_mro(kind):
+            if cls is base:
+                return True
+        return False
+
     def callable_owner(target):
         """Whose a callable that the interpreter calls back (a trace or profile function, a monitoring callback) is,
         as 'file:line' or a description when it is the code under test's, '' when it is not. Python code is judged
         by its lines (a function, a method, a class's own ``__call__``, found in the class dicts: no Python of
-        theirs runs); a C callable only passes as an installed extension's own type (coverage's ``CTracer``) that
-        holds no code of the patch's: ``functools.partial``, a bound builtin, ctypes' callbacks or a class the
-        code under test defined could each call its Python."""
-        code = function_code(target)
+        theirs runs, and code with no file is not trusted); a C callable (coverage's ``CTracer``, cProfile's
+        profiler, ``functools.partial``, a bound builtin) is judged by every function reachable from it, and its
+        classes must not come from files the run can write."""
+        code, call = function_code(target), None
         kind = exact_type(target)
         if code is None:
             for cls in class_mro(kind):
@@ -546,15 +587,33 @@ def _arm(nonce, fd, settings):
             if exact_type(called) is not str_:
                 return "a callable whose class names no module"
             module = modules.get(called)
-            names = module_dict(module) if exact_type(module) is module_type else None
+            names = module_dict(module) if subclass_of(exact_type(module), module_type) else None
             file = names.get("__file__") if exact_type(names) is dict_ else None
-            if exact_type(file) is not str_ or not ("/site-packages/" in file or "/dist-packages/" in file) or \
-                    file[-3:] == ".py" or file[:length(workdir)] == workdir or new_file(norm(file)):
-                return "a %s object (a callable that is no installed extension's own)" % name_of(cls)
-        for held in referents(target):
-            code = function_code(held)
-            if code is not None and patch_code(code):
-                return patch_code(code)
+            if exact_type(file) is str_ and (file[:length(workdir)] == workdir or new_file(norm(file))):
+                return "a %s object (a class of the code under test's)" % name_of(cls)
+        # a C callable calls what it holds: every function reachable from it (through partials, bound methods'
+        # objects, containers; not through plain dicts, modules or classes) is judged like a tracer's own code
+        queue, seen, budget = [target] + ([call] if call is not None else []), {id_(target): 1}, [400]
+        while queue and budget[0] > 0:
+            for held in referents(queue.pop()):
+                budget[0] -= 1
+                if id_(held) in seen:
+                    continue
+                seen[id_(held)] = 1
+                code = function_code(held)
+                if code is not None:
+                    name = norm(code.co_filename)
+                    if exact_type(name) is not str_ or name[:1] != "/" or name[-3:] != ".py":
+                        return "%s (code with no file, held by a %s)" % (name if exact_type(name) is str_ else "?",
+                                                                        name_of(kind))
+                    if patch_code(code):
+                        return patch_code(code) + " (held by a %s)" % name_of(kind)
+                    continue
+                held_kind = exact_type(held)
+                if held_kind is dict_ or held_kind is module_type or held_kind is code_type or \
+                        held_kind is str_ or held_kind is bytes_ or held_kind is int_ or subclass_of(held_kind, type_):
+                    continue
+                queue.append(held)
         return ""
 
     def foreign_tracer():
@@ -682,7 +741,7 @@ def _arm(nonce, fd, settings):
                     norm(caller.co_filename)[-29:] == "/_pytest/assertion/rewrite.py":
                 rewriter.append(caller)
             if not rewriter or caller is not rewriter[0]:
-                at = where(frame)
+                at = direct(frame)  # the caller itself (a library that builds trees, called from a fixed line, runs)
                 if at:
                     stop("the code under test compiled a syntax tree", at, event)
                 return
@@ -724,6 +783,8 @@ def _arm(nonce, fd, settings):
                                           or "/site-packages/" in claimed or "/dist-packages/" in claimed):
                 stop("the code under test made code that claims to come from " + claimed, at, event)
             note(event, "the code under test compiled code under the name " + claimed, at, event)
+        elif event == "exec":
+            on_exec(frame, args[0])
         elif event == "fcntl.fcntl" or event == "os.truncate":
             if exact_type(args[0]) is int_ and args[0] == fd:
                 stop("the code under test reached the results channel (%s)" % event, where(frame) or "?", event)
@@ -758,6 +819,7 @@ def _arm(nonce, fd, settings):
     sys.addaudithook(hook)
     if not settings.get("runner_dir"):
         busy[0] = True  # pytest's parser and rewriter compile here: not the code under test's doing
+        shaped = {}
         try:
             for name, tops, names, defs in _known_tests(sorted_(protected | _conftests(protected, workdir)),
                                                         file_text):
@@ -766,7 +828,8 @@ def _arm(nonce, fd, settings):
                 if name in protected and names:
                     imports[name] = names
                 if name in protected:
-                    shapes[name] = defs
+                    shaped[name] = defs
+            shapes.update(_inherited_wraps(shaped))
         finally:
             busy[0] = False
 
@@ -824,11 +887,16 @@ def _known_tests(names, read):
 
 
 def _def_shapes(tree, ast):
-    """{(name, first line): (wrapped, has defaults)} for every function a file defines, its first line as its code
-    object has it (the first decorator's). A function is wrapped by its file when a decorator other than a pytest
-    mark (which returns the function itself) sits on it or on its class, or when the file assigns its name
-    (``test_x = patch(...)(test_x)``): only such a test may run through a wrapper. One whose parameters have no
-    defaults is given none (pytest passes its fixtures by name)."""
+    """({(name, first line): [wrapped, has defaults]}, {class: (wrapped, base names, its functions' keys)}) for every
+    function a file defines, its first line as its code object has it (the first decorator's). A function is wrapped
+    by its file when a decorator other than a pytest mark (``pytest.mark.X``, or ``mark.X`` with ``mark`` imported from
+    pytest: a mark returns the function itself) sits on it or on its class, or when the file assigns its name
+    (``test_x = patch(...)(test_x)``): only such a test may run through a wrapper. A decorated class wraps the tests
+    it inherits too (``_inherited_wraps``). One whose parameters have no defaults is given none (pytest passes its
+    fixtures by name)."""
+    marks = {"pytest"} | {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                          and node.module == "pytest" for a in node.names if a.name == "mark"}
+
     def wraps(decorators):
         for node in decorators:
             while isinstance(node, ast.Call):
@@ -839,7 +907,10 @@ def _def_shapes(tree, ast):
                 node = node.value
             if isinstance(node, ast.Name):
                 parts.append(node.id)
-            if "mark" not in parts:
+            parts.reverse()
+            mark = (len(parts) >= 3 and parts[0] == "pytest" and parts[1] == "mark") or \
+                (len(parts) >= 2 and parts[0] in marks and parts[0] != "pytest")
+            if not mark:
                 return True
         return False
 
@@ -848,24 +919,57 @@ def _def_shapes(tree, ast):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
                 assigned.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    shapes = {}
+    shapes, classes = {}, {}
 
-    def visit(body, outer):
+    def base_name(node):
+        while isinstance(node, ast.Call):
+            node = node.func
+        return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+    def visit(body, outer, keys):
         for node in body:
             if isinstance(node, ast.ClassDef):
-                visit(node.body, outer or wraps(node.decorator_list))
+                own = wraps(node.decorator_list)
+                mine = []
+                visit(node.body, outer or own, mine)
+                classes.setdefault(node.name, []).append((outer or own, [base_name(b) for b in node.bases], mine))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno])
                 defaults = bool(node.args.defaults) or any(d is not None for d in node.args.kw_defaults)
-                shapes[(node.name, first)] = (outer or wraps(node.decorator_list) or node.name in assigned, defaults)
-                visit(node.body, outer)
+                key = (node.name, first)
+                shapes[key] = [outer or wraps(node.decorator_list) or node.name in assigned, defaults]
+                keys.append(key)
+                visit(node.body, outer, [])
             else:
                 for field in ("body", "orelse", "finalbody", "handlers"):
                     inner = getattr(node, field, None)
                     if isinstance(inner, list):
-                        visit([n for n in inner if isinstance(n, ast.AST)], outer)
-    visit(tree.body, False)
-    return shapes
+                        visit([n for n in inner if isinstance(n, ast.AST)], outer, keys)
+    visit(tree.body, False, [])
+    return shapes, classes
+
+
+def _inherited_wraps(files):
+    """``files``: {file: (shapes, classes)} of the task's test files. A class a non-mark decorator wraps (``mock.patch``
+    on a class wraps every test it sees, inherited ones too) makes the functions of its bases, by name, in any of the
+    files, wrapped as well. Returns {file: shapes}."""
+    wrapped, todo = set(), []
+    for shapes, classes in files.values():
+        for name, entries in classes.items():
+            for is_wrapped, bases, _ in entries:
+                if is_wrapped:
+                    todo.extend(bases)
+    while todo:
+        name = todo.pop()
+        if not name or name in wrapped:
+            continue
+        wrapped.add(name)
+        for shapes, classes in files.values():
+            for is_wrapped, bases, keys in classes.get(name, ()):
+                for key in keys:
+                    shapes[key][0] = True
+                todo.extend(bases)
+    return {file: dict((k, tuple(v)) for k, v in shapes.items()) for file, (shapes, classes) in files.items()}
 
 
 def _imported_names(tree, ast):
