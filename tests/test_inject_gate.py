@@ -139,6 +139,19 @@ def test_every_rejection_is_counted_by_reason_in_the_report_and_the_summary():
 
 
 @pytest.mark.docker
+def test_a_timed_out_mutant_runs_again_only_when_the_machine_has_slowed():
+    assert prescreen.hang_limit(45.0) == 190.0 and prescreen.hang_limit(1.0) == 30.0
+    # stopped at 190 s; the base suite now takes 45 s as before: a hang
+    assert prescreen.retry_limit(190.4, 45.0) is None
+    # the base suite slowed a little (50 s: limit 210 s): not enough to be worth running a hang twice
+    assert prescreen.retry_limit(190.4, 50.0) is None
+    # the machine is four times slower (the base now 180 s): the limit follows it, 730 s
+    assert prescreen.retry_limit(190.4, 180.0) == 730.0
+    # the boundary: a limit over a fifth longer than the run had
+    assert prescreen.retry_limit(100.0, (120.0 - 10) / 4 + 0.01) is not None
+    assert prescreen.retry_limit(100.0, (120.0 - 10) / 4) is None
+
+
 def test_a_prescreen_run_leaves_no_process_behind(tinypack, sandbox_factory):
     """The pre-screen runs every mutant in one box: a test file its runner started in a group of its own (tap's)
     and that hung past the limit once kept a core busy for the rest of an inject run."""

@@ -162,6 +162,9 @@ class Injector:
     _seen: dict[tuple, str] = field(default_factory=dict)
     _named: str | None = None
     """The name the base tree's package.json/pyproject.toml gives (read with the tree)."""
+    _base_command: str = ""
+    _limit: float = 0.0
+    """The pre-screen's time limit for a mutant's suite (``prescreen.hang_limit`` of the last base timing)."""
 
     @property
     def library(self) -> str:
@@ -189,8 +192,8 @@ class Injector:
                 raise UserError(f"the test suite of {self.library} passes no test at base (exit {base_run.exit_code})",
                                 f"command: {command}")
             self.log(f"base: {len(passing)} tests pass in {base_run.seconds:.1f} s")
-            timeout = max(30.0, 4 * base_run.seconds + 10)
-            self._inject(box, spec, files, order, base_run, timeout)
+            self._base_command, self._limit = command, prescreen.hang_limit(base_run.seconds)
+            self._inject(box, spec, files, order, base_run)
         return self._finish(len(order), base_run, time.monotonic() - started)
 
     def _order(self, files: dict[str, bytes], box=None) -> list[mutations.Site]:
@@ -211,7 +214,7 @@ class Injector:
                 self.log(f"note: {path} skipped: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
         return select.spread(found, [lambda s: s.module, lambda s: s.function, lambda s: s.mutation], rng)
 
-    def _inject(self, box, spec, files, order, base_run, timeout) -> None:
+    def _inject(self, box, spec, files, order, base_run) -> None:
         """Pre-screen in this thread while candidates are validated on ``workers`` others (``_Stream``)."""
         sources = {p: files[p].decode() for p in {s.path for s in order}}
         end = min(self.max_tried or len(order), len(order))
@@ -221,7 +224,7 @@ class Injector:
             while len(self.kept) < self.count:
                 stream.submit(exhausted=position >= end)
                 if position < end and stream.wants_more():
-                    mutant = self._screen(box, spec, sources, order[position], base_run, timeout)
+                    mutant = self._screen(box, spec, sources, order[position], base_run)
                     position += 1
                     stream.found(mutant)
                 elif not stream.wait():
@@ -233,23 +236,20 @@ class Injector:
         for site in order[position:]:
             self.entries.append({**_site_json(site), "verdict": "not_tried"})
 
-    def _screen(self, box, spec, sources, site, base_run, timeout) -> Mutant | None:
+    def _screen(self, box, spec, sources, site, base_run) -> Mutant | None:
         original = sources[site.path]
         mutated = js_mutants.apply(original, site) if isinstance(site, js_mutants.JsSite) \
             else mutations.apply(original, site)
         mutant = Mutant(site, mutations.diff(site.path, original, mutated), mutations.diff(site.path, mutated, original))
-        workdir = spec.environment.workdir
         if self._previous(mutant) is not None:  # validated by an earlier, interrupted injection: resume it
             screen = prescreen.Screen("killed", seconds=0.0, reason="validated by an earlier injection (resumed)")
         else:
-            try:
-                prescreen.write_source(box, workdir, site.path, mutated)
-                run = prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True,
-                                                                       log_parser=spec.log_parser),
-                                          timeout, spec.log_parser)
-            finally:
-                prescreen.write_source(box, workdir, site.path, original)
-            screen = prescreen.screen(base_run, run, timeout)
+            limit, note = self._limit, ""
+            run = self._run_mutant(box, spec, site.path, original, mutated, limit)
+            if run.timed_out:
+                run, limit, note = self._recheck_hang(box, spec, site.path, original, mutated, run, limit)
+            screen = prescreen.screen(base_run, run, limit)
+            screen.reason += note
         mutant.screen = screen
         entry = {**_site_json(site), "verdict": screen.verdict, "reason": screen.reason, "prescreen_s": screen.seconds}
         if screen.verdict == "killed":
@@ -260,6 +260,36 @@ class Injector:
                  f"({screen.seconds:.1f} s; kept {len(self.kept)}/{self.count}; "
                  + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())) + ")")
         return mutant if entry["verdict"] == "candidate" else None
+
+    def _run_mutant(self, box, spec, path: str, original: str, mutated: str, limit: float) -> prescreen.SuiteRun:
+        """The suite once with ``mutated`` as ``path`` (stopped at its first failure where the runner can), within
+        ``limit`` seconds; the original text is back afterwards."""
+        workdir = spec.environment.workdir
+        try:
+            prescreen.write_source(box, workdir, path, mutated)
+            return prescreen.run_suite(box, prescreen.suite_command(spec.test_command, first_failure=True,
+                                                                   log_parser=spec.log_parser),
+                                       limit, spec.log_parser)
+        finally:
+            prescreen.write_source(box, workdir, path, original)
+
+    def _recheck_hang(self, box, spec, path, original, mutated, run,
+                      had: float) -> tuple[prescreen.SuiteRun, float, str]:
+        """A mutant's run that timed out is a hang only at the machine's current speed: re-time the base suite
+        (later mutants get the limit it sets); when the machine has slowed (``prescreen.retry_limit``), the mutant
+        runs once more within the new limit. ``had`` is the limit ``run`` had. The run to judge, its limit, and what
+        the re-timing found."""
+        now = prescreen.run_suite(box, self._base_command, spec.timeouts.tests_s, spec.log_parser)
+        found = f"; the base suite re-timed took {now.seconds:.1f} s" + (" (timed out)" if now.timed_out else "")
+        if now.timed_out:
+            return run, had, found
+        limit, self._limit = prescreen.retry_limit(run.seconds, now.seconds), prescreen.hang_limit(now.seconds)
+        if limit is None:
+            return run, had, found
+        self.log(f"  the machine slowed (the base suite now takes {now.seconds:.1f} s): the mutant runs again "
+                 f"within {limit:.0f} s")
+        again = self._run_mutant(box, spec, path, original, mutated, limit)
+        return again, limit, found + f"; run again within {limit:.0f} s"
 
     def _one(self, mutant: Mutant, files: dict[str, bytes]) -> None:
         t0 = time.monotonic()

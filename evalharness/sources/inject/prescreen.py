@@ -143,6 +143,20 @@ def _messages(xml: str, statuses: dict[str, str]) -> tuple[dict[str, str], list[
     return messages, errors
 
 
+def hang_limit(base_seconds: float) -> float:
+    """Pure: how long a mutant's suite may run before it counts as hanging: four times the base run, plus 10 s."""
+    return max(30.0, 4 * base_seconds + 10)
+
+
+def retry_limit(ran_seconds: float, base_now_seconds: float) -> float | None:
+    """Pure: after a mutant's run was stopped at ``ran_seconds``, the base suite re-timed took
+    ``base_now_seconds``: the limit to run the mutant again with when the machine has slowed so much that the
+    limit this speed sets is clearly (over a fifth) longer than the run was given, else None (a hang).
+    On a loaded machine the base suite is slower too, and an honest mutant slowed the same way is no hang."""
+    limit = hang_limit(base_now_seconds)
+    return limit if limit > 1.2 * ran_seconds else None
+
+
 def screen(base: SuiteRun, run: SuiteRun, timeout: float | None = None) -> Screen:
     """Pure: the verdict of a mutant's suite run (stopped at its first failure or not) against the base run;
     ``timeout`` is the limit the run had (named in a ``hangs`` reason)."""
