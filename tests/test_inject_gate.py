@@ -162,3 +162,45 @@ def test_a_prescreen_run_leaves_no_process_behind(tinypack, sandbox_factory):
     # the check itself sees such a process (it would fail without the ending)
     box.exec("setsid sleep 731 >/dev/null 2>&1 < /dev/null & sleep 0.5", timeout=30)
     assert box.exec(count, user="root").output.strip() == "1"
+
+
+def test_a_mutant_that_timed_out_on_a_slowed_machine_runs_again_and_only_a_real_hang_stays_hangs(
+        tinypack, sandbox_factory):
+    """Through the pre-screen's own steps in a real sandbox. The machine's load is the test command's: while
+    /tmp/slow holds a number, every suite run (the base's too) first sleeps that long."""
+    task = tinypack.tasks[0]
+    box = sandbox_factory(tinypack, task)
+    spec = tinypack.spec_for(task)
+    spec = spec.model_copy(update={"test_command": "sleep $(cat /tmp/slow 2>/dev/null || echo 0); "
+                                                   + spec.test_command})
+    workdir, path = spec.environment.workdir, "calc/__init__.py"
+    source = prescreen.read_tree(box, workdir)[path].decode()
+    site = next(s for s in mutations.sites(source, path) if s.mutation == "flipped_comparison")
+    logs: list[str] = []
+    injector = pipeline.Injector(pack=tinypack, validator=None, images=None, sandbox=None, count=1, log=logs.append)
+    injector._base_command = prescreen.suite_command(spec.test_command)
+    base = prescreen.run_suite(box, injector._base_command, 60)
+    assert base.statuses and not base.timed_out
+
+    box.exec("echo 6 > /tmp/slow", timeout=30)
+    injector._limit = 3.0  # as set by the base run's timing before the machine slowed
+    mutant = injector._screen(box, spec, {path: source}, site, base)
+    entry = injector.entries[-1]
+    assert mutant is not None and entry["verdict"] == "candidate", entry
+    assert "re-timed took" in entry["reason"] and "run again within" in entry["reason"]
+    assert injector._limit >= prescreen.hang_limit(6)  # later mutants get the limit of the base's new time
+    assert any("the machine slowed" in line for line in logs)
+    assert prescreen.read_tree(box, workdir)[path].decode() == source  # the original is back
+
+    # a mutant that hangs (this one: the command sleeps when it sees it) on a machine as fast as before: stopped
+    # at the limit, the base suite re-timed as quick as it was, so the mutant is not run again
+    box.exec("rm /tmp/slow", timeout=30)
+    hangs = spec.model_copy(update={"test_command": f"grep -q '{site.after}' {path} && sleep 300; "
+                                                    + spec.test_command})
+    injector._base_command, injector._limit = prescreen.suite_command(hangs.test_command), prescreen.hang_limit(0)
+    logs.clear()
+    assert injector._screen(box, hangs, {path: source}, site, base) is None
+    entry = injector.entries[-1]
+    assert entry["verdict"] == "hangs" and "30 s limit" in entry["reason"], entry
+    assert "re-timed took" in entry["reason"] and "run again" not in entry["reason"]
+    assert not any("the machine slowed" in line for line in logs)

@@ -75,7 +75,7 @@ def _stream_run(kinds: str, verdicts: dict[int, str], count: int, workers: int, 
     screened, validated, lock = [], [], threading.Lock()
     fake = SimpleNamespace(max_tried=None, count=count, workers=workers, kept=[], entries=[])
 
-    def screen(box, spec, sources, site, base_run, timeout):
+    def screen(box, spec, sources, site, base_run):
         screened.append(site.ordinal)
         fake.entries.append({"site": site.key, "verdict": "candidate" if site.function != "-" else "survived"})
         return None if site.function == "-" else pipeline.Mutant(site, f"d{site.ordinal}", f"g{site.ordinal}")
@@ -89,7 +89,7 @@ def _stream_run(kinds: str, verdicts: dict[int, str], count: int, workers: int, 
 
     fake._screen, fake._one = screen, one
     fake._entry = lambda m: next(e for e in fake.entries if e["site"] == m.site.key)
-    pipeline.Injector._inject(fake, None, None, {"a.py": b""}, sites, None, 1.0)
+    pipeline.Injector._inject(fake, None, None, {"a.py": b""}, sites, None)
     return sorted(fake.kept), screened, validated, fake.entries
 
 
