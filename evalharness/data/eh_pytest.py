@@ -819,17 +819,21 @@ def _arm(nonce, fd, settings):
     sys.addaudithook(hook)
     if not settings.get("runner_dir"):
         busy[0] = True  # pytest's parser and rewriter compile here: not the code under test's doing
-        shaped = {}
+        shaped, plain = {}, []
         try:
-            for name, tops, names, defs in _known_tests(sorted_(protected | _conftests(protected, workdir)),
-                                                        file_text):
+            for name, tops, names, defs, functions in _known_tests(sorted_(protected | _conftests(protected, workdir)),
+                                                                   file_text):
                 known[name] = codes_in(tops, {})
                 exact.add(name)
                 if name in protected and names:
                     imports[name] = names
                 if name in protected:
                     shaped[name] = defs
+                    plain.append([name, functions])
             shapes.update(_inherited_wraps(shaped))
+            # for the start record: the functions each test file defines, as its text has them. The verdict wants
+            # the test-ran signal of every passed test its file defines so, whatever class pytest's item has then
+            settings["defs"] = plain
         finally:
             busy[0] = False
 
@@ -856,10 +860,10 @@ def _conftests(files, workdir):
 
 
 def _known_tests(names, read):
-    """(name, [its text's code, its assertion-rewritten code]) for each of the task's test files (and conftests,
-    mirrors, canaries), made by pytest's own rewriter before any project code runs (pytest is then as installed:
-    later, the code under test could change what its rewriter makes). A test whose code is neither is not the
-    test's file's."""
+    """(name, [its text's code, its assertion-rewritten code], its imports, its functions' shapes, the names of its
+    functions that are not ``async``) for each of the task's test files (and conftests, mirrors, canaries), made by
+    pytest's own rewriter before any project code runs (pytest is then as installed: later, the code under test
+    could change what its rewriter makes). A test whose code is neither is not the test's file's."""
     try:
         import ast
         from _pytest.assertion import rewrite
@@ -875,6 +879,7 @@ def _known_tests(names, read):
             tree = ast.parse(data, filename=name)
             imported = _imported_names(tree, ast)
             shapes = _def_shapes(tree, ast)
+            plain = sorted(set(node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)))
             try:
                 rewrite.rewrite_asserts(tree, data, name, None)
             except TypeError:  # pytest < 5: (module, module_path, config), the path a py.path.local
@@ -882,7 +887,7 @@ def _known_tests(names, read):
             tops.append(compile(tree, name, "exec", dont_inherit=True))
         except Exception:  # noqa: BLE001 - a file this Python or this pytest cannot compile: not known, not judged
             continue
-        out.append((name, tops, imported, shapes))
+        out.append((name, tops, imported, shapes, plain))
     return out
 
 
@@ -1066,8 +1071,13 @@ def _main():
     _record((("t", "start"), ("pytest", pytest.__version__), ("python", sys.version.split()[0]),
              ("guarded", hasattr(sys, "addaudithook")), ("undumpable", undumpable),
              ("runner_dir", settings["runner_dir"]),
-             ("mirrors", bool(settings.get("mirrors")))))
-    plugin = _Recorder(_pytest.python.Function, settings.get("mirrors") or {})
+             ("mirrors", bool(settings.get("mirrors"))), ("defs", settings.pop("defs", None))))
+    try:
+        import _pytest.unittest
+        unit = _pytest.unittest.TestCaseFunction
+    except (ImportError, AttributeError):
+        unit = None
+    plugin = _Recorder(_pytest.python.Function, unit, settings.get("mirrors") or {})
     sys.path.insert(0, workdir)  # what `python -m pytest` run in the work tree does
     os.chdir(workdir)
     # argv as `python -m pytest ARGS` has it, with the grader's decoy --junitxml that pytest is not given
@@ -1173,10 +1183,12 @@ def _logreport(report, _audit=sys.audit if hasattr(sys, "audit") else None):
 
 
 def _runtest_call(item, _audit=sys.audit if hasattr(sys, "audit") else None, _function=type(_ran),
-                  _method=type(_Probe().method), _base=BaseException, _plain=None):
-    """Hookwrapper (first): the test function of a plain pytest Function runs inside a fresh ``_ran``."""
-    original = None
-    if type(item) is _plain:
+                  _method=type(_Probe().method), _base=BaseException, _set=setattr, _unit=None, _plain=None):
+    """Hookwrapper (first): the test function of a plain pytest Function, or the method of a ``unittest.TestCase``
+    test, runs inside a fresh ``_ran``. pytest >= 5.4 calls a TestCase's method through ``item.obj``; older ones
+    call the one the case instance has: both are set."""
+    original, kind, case = None, type(item), None
+    if kind is _plain or (kind is _unit and _unit is not None):
         obj = item.obj
         target = obj.__func__ if type(obj) is _method else obj
         if type(target) is _function and not (target.__code__.co_flags & 0x2a0):  # not a coroutine or generator
@@ -1187,12 +1199,26 @@ def _runtest_call(item, _audit=sys.audit if hasattr(sys, "audit") else None, _fu
                 if type(wrapped) is not _function:
                     break
                 inner = wrapped
-            item.obj = _function(_ran.__code__, {"__builtins__": {}}, "_ran",
-                                 (obj, str(item.nodeid), _audit or sys.audit, _base, inner))
+            wrapper = _function(_ran.__code__, {"__builtins__": {}}, "_ran",
+                                (obj, str(item.nodeid), _audit or sys.audit, _base, inner))
+            if kind is _unit:
+                # unittest reads what a method's decorators set on it (expectedFailure, skip) from the method
+                for name in ("__unittest_expecting_failure__", "__unittest_skip__", "__unittest_skip_why__"):
+                    if name in target.__dict__:
+                        _set(wrapper, name, target.__dict__[name])
+                case = item.__dict__.get("_testcase") or item.__dict__.get("_instance")
+                if case is not None:
+                    _set(case, item.name, wrapper)
+            item.obj = wrapper
             item._eh_wrapped = True
     yield
     if original is not None:
         item.obj = original
+        if case is not None:
+            try:
+                delattr(case, item.name)
+            except AttributeError:  # pytest >= 5.4 removed its own (the same name) already
+                pass
 
 
 def _collectreport(report, _audit=sys.audit if hasattr(sys, "audit") else None):
@@ -1259,12 +1285,13 @@ _RECORDER = (_record, _makereport, _logreport, _collectreport, _exception_intera
 class _Recorder(object):
     """The pytest plugin: each hook is one of the module's recorder functions, marked for pluggy."""
 
-    def __init__(self, function_class, mirrors):
+    def __init__(self, function_class, unit_class, mirrors):
         import pytest
         mark = pytest.hookimpl
         # pytest's own Function class, bound by identity (a name can be changed, the object cannot)
         self.pytest_runtest_makereport = mark(hookwrapper=True, tryfirst=True)(_bound(_makereport, function_class))
-        self.pytest_runtest_call = mark(hookwrapper=True, tryfirst=True)(_bound(_runtest_call, function_class))
+        self.pytest_runtest_call = mark(hookwrapper=True, tryfirst=True)(_bound(_runtest_call, unit_class,
+                                                                                function_class))
         self.pytest_runtest_logreport = mark(trylast=True)(_logreport)
         self.pytest_collectreport = mark(trylast=True)(_collectreport)
         self.pytest_exception_interact = mark(trylast=True)(_exception_interact)
@@ -1274,10 +1301,11 @@ class _Recorder(object):
             self.pytest_collection_modifyitems = mark(trylast=True)(_mirror_selection(mirrors))
 
 
-def _bound(function, plain):
-    """``function`` (same code object: the hook still knows it) with its last default, ``_plain``, set."""
+def _bound(function, *classes):
+    """``function`` (same code object: the hook still knows it) with its last defaults (``_plain``, and before it
+    ``_unit`` where it has one) set to ``classes``."""
     return type(function)(function.__code__, function.__globals__, function.__name__,
-                          function.__defaults__[:-1] + (plain,))
+                          function.__defaults__[:-len(classes)] + classes)
 
 
 def _mirror_selection(mirrors):

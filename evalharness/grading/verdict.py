@@ -203,22 +203,31 @@ def _one_per_phase(by_type: dict[str, list[dict]], kind: str, problems: list[str
 
 
 def _ran_problems(made: dict, by_type: dict[str, list[dict]], workdir: str, patched_files: set[str]) -> list[str]:
-    """A test of the kind the launcher wraps that pytest reports as passed must have had its own code
-    called and return: the wrapper's signals say so, from outside anything the code under test can replace."""
+    """A test that pytest reports as passed must have had its own code called and return, when it is of the kind
+    the launcher wraps, or when its file's text defines its function (``defs``: read before any project code
+    ran), whatever class its item has by then: the wrapper's signals say so, from outside anything the code under
+    test can replace."""
     ran: dict[str, list[dict]] = {}
     for r in by_type.get("ran", []):
         ran.setdefault(r["id"], []).append(r)
+    defs = _file_defs(by_type["start"][0].get("defs"))
     out = []
     for (test_id, when), r in made.items():
-        if when != "call" or r.get("outcome") != "passed" or r.get("plain") is not True:
+        if when != "call" or r.get("outcome") != "passed":
+            continue
+        test_file = (workdir or "").rstrip("/") + "/" + test_id.split("::", 1)[0]
+        function = test_id.split("[", 1)[0].split("::")[-1]  # params may hold "::" (an IPv6 address)
+        defined = function in defs.get(_norm(test_file), ())
+        if r.get("plain") is not True and not defined:
             continue
         if not r.get("wrapped"):
-            out.append(f"{test_id} passed, but its test function was not a plain function the grader could watch")
+            out.append(f"{test_id} passed, but its test function was not a plain function the grader could watch"
+                       if r.get("plain") is True else
+                       f"{test_id} passed as a {r.get('item') or 'test'} item the grader does not watch, though its "
+                       f"file defines {function} as a function: its own code was not seen to run")
             continue
         signals = ran.get(test_id, [])
         states = [s.get("state") for s in signals]
-        test_file = workdir.rstrip("/") + "/" + test_id.split("::", 1)[0]
-        function = test_id.split("[", 1)[0].split("::")[-1]  # params may hold "::" (an IPv6 address)
         if "raised" in states:
             raised = next(s.get("raised") for s in signals if s.get("state") == "raised")
             out.append(f"{test_id} raised {raised} inside its test function, yet pytest reported it passed")
@@ -229,6 +238,16 @@ def _ran_problems(made: dict, by_type: dict[str, list[dict]], workdir: str, patc
             if wrong:
                 out.append(f"{test_id} {wrong[0]}")
     return out[:5]
+
+
+def _file_defs(raw) -> dict[str, set[str]]:
+    """The start record's ``defs`` ([[test file, [function names]], ...]) by normalised file name (none from a
+    launcher that does not send them)."""
+    out: dict[str, set[str]] = {}
+    for entry in raw or []:
+        file, names = entry
+        out[_norm(file)] = set(names)
+    return out
 
 
 def _wrong_function(signal: dict, test_file: str, function: str, patched_files: set[str], workdir: str) -> str:

@@ -46,8 +46,8 @@ def canary_records():
 
 
 def run(body, *, exit_code=0, exitstatus=None, end=True, hooks=(), changed=(), nonce=NONCE, canaries=CANARIES,
-        the_task=None, patched=frozenset()):
-    records = [{"t": "start"}, {"t": "collected", "count": 4}, *body]
+        the_task=None, patched=frozenset(), defs=None):
+    records = [{"t": "start", "defs": defs}, {"t": "collected", "count": 4}, *body]
     failed = any(r["t"] == "report" and r["outcome"] == "failed" for r in body)
     if changed:
         records.append({"t": "integrity", "changed": list(changed), "at": "x"})
@@ -124,6 +124,37 @@ def test_replaced_runner_functions_are_tampering():
     v = run(passing(F2P) + passing(P2P) + canary_records(), exit_code=1,
             changed=["_pytest.reports.TestReport.from_item_and_call"])
     assert v.outcome is Outcome.TAMPERED and "replaced" in v.reason
+
+
+def _as(records, **fields):
+    return [{**r, **fields} if r["t"] == "made" else r for r in records]
+
+
+def test_a_passed_test_its_file_defines_must_be_seen_to_run_whatever_class_its_item_has():
+    """d1-d4: an item turned into another class is neither wrapped nor ``plain``; its file's text (the start
+    record's ``defs``, read before project code ran) still says the test is a function that must signal."""
+    demoted = _as(passing(F2P), plain=False, wrapped=False, item="calc._Plain")
+    body = demoted + passing(P2P) + canary_records()
+    defs = [["/testbed/tests/test_calc.py", ["helper", "test_high"]]]  # (test_inside's records carry no item)
+    v = run(body, exit_code=1, defs=defs)
+    assert v.outcome is Outcome.TAMPERED and "its file defines test_high" in " ".join(v.evidence), v.evidence
+    # not a function its file defines (another file's, a plugin's item): judged as before, by the item's class
+    assert run(body, exit_code=1, defs=[["/testbed/tests/test_calc.py", ["helper"]]]).outcome is Outcome.RESOLVED
+    assert run(body, exit_code=1, defs=[["/testbed/tests/other.py", ["test_high"]]]).outcome is Outcome.RESOLVED
+    assert run(body, exit_code=1).outcome is Outcome.RESOLVED  # an older launcher sends no defs
+    # wrapped (a unittest method) and seen to return from its file's function: a pass
+    ran = {"t": "ran", "id": F2P, "state": "returned", "file": "/testbed/tests/test_calc.py", "name": "test_high",
+           "inner_file": "/testbed/tests/test_calc.py", "inner_name": "test_high"}
+    unit = _as(passing(F2P), plain=False, wrapped=True, item="_pytest.unittest.TestCaseFunction")
+    unit.insert(3, ran)
+    assert run(unit + passing(P2P) + canary_records(), exit_code=1, defs=defs).outcome is Outcome.RESOLVED
+    # wrapped, but its function never returned (TestCase.run replaced: u1)
+    unit.remove(ran)
+    v = run(unit + passing(P2P) + canary_records(), exit_code=1, defs=defs)
+    assert v.outcome is Outcome.TAMPERED and "never ran to its end" in " ".join(v.evidence), v.evidence
+    # a failure is not a pass: nothing to watch
+    assert run(_as(failing(F2P), plain=False, wrapped=False) + passing(P2P) + canary_records(), exit_code=1,
+               defs=defs).outcome is Outcome.UNRESOLVED
 
 
 def test_a_hook_from_a_file_the_patch_wrote_is_tampering_and_one_from_a_base_conftest_is_not():
