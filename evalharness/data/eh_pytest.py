@@ -97,6 +97,7 @@ def _arm(nonce, fd, settings):
     monitoring = getattr(sys, "monitoring", None)  # 3.12+
     get_tool, register_callback = (monitoring.get_tool, monitoring.register_callback) if monitoring else (None, None)
     home = {}  # (a test file, its module's name): the module's dict, as collection found it
+    homes = {}  # a test file: every module dict collection found for it (a file imported twice has two)
     modules, module_type = sys.modules, type(sys)  # the interpreter's own module dict (import uses it, not the name)
     runner_dir = settings.get("runner_dir") or "\0"
     recorder = frozenset(f.__code__ for f in _RECORDER)
@@ -475,6 +476,7 @@ def _arm(nonce, fd, settings):
                     mine = own.get("__file__") if exact_type(own) is dict_ else None
                     home[(file, called)] = own if exact_type(mine) is str_ and exact_type(claimed) is str_ and \
                         mine == claimed else names
+                    homes.setdefault(file, []).append(home[(file, called)])
             if not wanted or id_(names) in bound:
                 continue
             if exact_type(names) is not dict_:  # its lookups could answer other than the dict read here
@@ -532,7 +534,11 @@ def _arm(nonce, fd, settings):
         called = names.get("__name__")
         if exact_type(called) is not str_ or home.get((file, called), names) is not names:
             return "%s runs with globals other than its module's" % code.co_name
-        return ""
+        # and one of its file's modules (a copy of the dict under another ``__name__`` has no entry above)
+        for own in homes.get(file, ()):
+            if own is names:
+                return ""
+        return "%s runs with globals other than its module's" % code.co_name if file in homes else ""
 
     def task_owned(code):
         """Code of the task's test files or of a conftest the run did not write, as that file makes it (a conftest's
@@ -831,7 +837,7 @@ def _arm(nonce, fd, settings):
                     shaped[name] = defs
                     plain.append([name, functions])
             shapes.update(_inherited_wraps(shaped))
-            # for the start record: the functions each test file defines, as its text has them. The verdict wants
+            # for the start record: the test functions each test file defines, as its text has them. The verdict wants
             # the test-ran signal of every passed test its file defines so, whatever class pytest's item has then
             settings["defs"] = plain
         finally:
@@ -861,9 +867,10 @@ def _conftests(files, workdir):
 
 def _known_tests(names, read):
     """(name, [its text's code, its assertion-rewritten code], its imports, its functions' shapes, the names of its
-    functions that are not ``async``) for each of the task's test files (and conftests, mirrors, canaries), made by
+    functions the launcher can watch) for each of the task's test files (and conftests, mirrors, canaries), made by
     pytest's own rewriter before any project code runs (pytest is then as installed: later, the code under test
-    could change what its rewriter makes). A test whose code is neither is not the test's file's."""
+    could change what its rewriter makes). A test whose code is neither is not the test's file's. The last item
+    is ``_watchable_defs``."""
     try:
         import ast
         from _pytest.assertion import rewrite
@@ -879,7 +886,7 @@ def _known_tests(names, read):
             tree = ast.parse(data, filename=name)
             imported = _imported_names(tree, ast)
             shapes = _def_shapes(tree, ast)
-            plain = sorted(set(node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)))
+            plain = _watchable_defs(tree, ast)
             try:
                 rewrite.rewrite_asserts(tree, data, name, None)
             except TypeError:  # pytest < 5: (module, module_path, config), the path a py.path.local
@@ -975,6 +982,60 @@ def _inherited_wraps(files):
                     shapes[key][0] = True
                 todo.extend(bases)
     return {file: dict((k, tuple(v)) for k, v in shapes.items()) for file, (shapes, classes) in files.items()}
+
+
+def _watchable_defs(tree, ast):
+    """The test-id parts (``name``, ``Class.name``, ``Outer.Inner.name``, dotted) of every test function a file
+    defines that the launcher can watch: a ``def`` that is not ``async`` and does not ``yield``. A class has the
+    functions of its bases defined in the same file too (by name, its own winning). Sorted."""
+    classes, top, simple = {}, {}, {}
+
+    def yields(node):
+        todo = list(ast.iter_child_nodes(node))
+        while todo:
+            inner = todo.pop()
+            if isinstance(inner, (ast.Yield, ast.YieldFrom)):
+                return True
+            if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.extend(ast.iter_child_nodes(inner))
+        return False
+
+    def base_name(node):
+        return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+    def visit(body, prefix, into):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                methods = {}
+                visit(node.body, name + ".", methods)
+                classes.setdefault(name, []).append(([base_name(b) for b in node.bases], methods))
+                simple.setdefault(node.name, []).append(name)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                into[node.name] = isinstance(node, ast.FunctionDef) and not yields(node)
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(node, field, None)
+                    if isinstance(inner, list):
+                        visit([n for n in inner if isinstance(n, ast.AST)], prefix, into)
+
+    visit(tree.body, "", top)
+
+    def resolved(name, seen):
+        out = {}
+        if name in seen or len(seen) > 20:
+            return out
+        for bases, methods in classes.get(name, ()):
+            for base in reversed(bases):
+                for qualified in simple.get(base, ()):
+                    out.update(resolved(qualified, seen + [name]))
+            out.update(methods)
+        return out
+
+    found = set(name for name, ok in top.items() if ok)
+    for name in classes:
+        found.update(name + "." + method for method, ok in resolved(name, []).items() if ok)
+    return sorted(found)
 
 
 def _imported_names(tree, ast):
@@ -1235,14 +1296,16 @@ def _exception_interact(node, call, report, _audit=sys.audit if hasattr(sys, "au
                                                   ("type", kind.__module__ + "." + kind.__name__)))
 
 
-def _collection_finish(session, _audit=sys.audit if hasattr(sys, "audit") else None, _plain=None):
+def _collection_finish(session, _audit=sys.audit if hasattr(sys, "audit") else None, _unit=None, _plain=None):
     tests = []
     for item in session.items:
-        if type(item) is _plain:
-            try:
+        try:
+            if type(item) is _plain:
                 tests.append(item.obj)
-            except Exception:  # noqa: BLE001 - an item whose function cannot be had is judged by its test-ran signal
-                pass
+            elif _unit is not None and type(item) is _unit:  # the class's function: no TestCase is made yet
+                tests.append(getattr(item.parent.obj, item.name, None))
+        except Exception:  # noqa: BLE001 - an item whose function cannot be had is judged by its test-ran signal
+            pass
     (_audit or sys.audit)("evalharness.rec", (("t", "collected"), ("count", len(session.items))), None, tests)
     files, impls = _hook_files(session.config)
     (_audit or sys.audit)("evalharness.rec", (("t", "hooks"), ("at", "collected"), ("files", files)), impls)
@@ -1295,7 +1358,7 @@ class _Recorder(object):
         self.pytest_runtest_logreport = mark(trylast=True)(_logreport)
         self.pytest_collectreport = mark(trylast=True)(_collectreport)
         self.pytest_exception_interact = mark(trylast=True)(_exception_interact)
-        self.pytest_collection_finish = mark(trylast=True)(_bound(_collection_finish, function_class))
+        self.pytest_collection_finish = mark(trylast=True)(_bound(_collection_finish, unit_class, function_class))
         self.pytest_sessionfinish = mark(trylast=True)(_sessionfinish)
         if mirrors:
             self.pytest_collection_modifyitems = mark(trylast=True)(_mirror_selection(mirrors))

@@ -216,8 +216,9 @@ def _ran_problems(made: dict, by_type: dict[str, list[dict]], workdir: str, patc
         if when != "call" or r.get("outcome") != "passed":
             continue
         test_file = (workdir or "").rstrip("/") + "/" + test_id.split("::", 1)[0]
-        function = test_id.split("[", 1)[0].split("::")[-1]  # params may hold "::" (an IPv6 address)
-        defined = function in defs.get(_norm(test_file), ())
+        parts = test_id.split("[", 1)[0].split("::")  # params may hold "::" (an IPv6 address)
+        function = parts[-1]
+        defined = ".".join(parts[1:]) in defs.get(_norm(test_file), ())
         if r.get("plain") is not True and not defined:
             continue
         if not r.get("wrapped"):
@@ -241,8 +242,8 @@ def _ran_problems(made: dict, by_type: dict[str, list[dict]], workdir: str, patc
 
 
 def _file_defs(raw) -> dict[str, set[str]]:
-    """The start record's ``defs`` ([[test file, [function names]], ...]) by normalised file name (none from a
-    launcher that does not send them)."""
+    """The start record's ``defs`` ([[test file, [test-id parts: ``name``, ``Class.name``]], ...]) by normalised file
+    name (none from a launcher that does not send them)."""
     out: dict[str, set[str]] = {}
     for entry in raw or []:
         file, names = entry

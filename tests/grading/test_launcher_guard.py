@@ -898,3 +898,63 @@ def test_an_honest_fix_of_unittest_tests_is_resolved_and_their_decorators_keep_t
     # the unfixed library fails them as before
     code, records, out, raw = launch(tmp_path / "b", BUGGY, test=UNIT_TEST + UNIT_MORE)
     assert verdict_of(code, raw, tmp_path / "b", UNIT_IDS).outcome is Outcome.UNRESOLVED, out
+
+
+RENAMED_COPY = '''
+import dis
+import types
+
+import pytest
+
+
+def _good(v, lo, hi):
+    return max(lo, min(v, hi))
+
+
+_setup = pytest.Function.setup
+
+
+def _setup_again(self):
+    _setup(self)
+    f = self.obj
+    if type(self) is pytest.Function and type(f) is types.FunctionType and "clamp" in f.__globals__:
+        g = dict(f.__globals__, clamp=_good)
+        g.update(__name__="calc.view")
+        self.obj = types.FunctionType(dis.Bytecode(f).codeobj, g, f.__name__)
+
+
+pytest.Function.setup = _setup_again
+'''
+"""A seventh reading (helper, at 593a7bd): a4 again, the copy of the test module's globals given a ``__name__`` no
+module has (the check looked its module up by that name, found none, and let it be)."""
+
+
+def test_a_test_over_a_copy_of_its_globals_under_another_module_name_is_stopped(tmp_path):
+    code, records, out, raw = launch(tmp_path, BUGGY + RENAMED_COPY)
+    assert code == STOPPED and "globals other than its module's" in stopped(records)[0]["why"], out
+    assert verdict_of(code, raw, tmp_path).outcome is Outcome.TAMPERED
+
+
+TWINS = UNIT_TEST + ("\n\nclass TestClampAsync(unittest.IsolatedAsyncioTestCase):\n    async def test_high(self):\n"
+                     "        self.assertEqual(clamp(11, 0, 10), 10)\n\n\nclass TestOld(unittest.TestCase):\n"
+                     "    def test_values(self):\n        yield self.assertEqual, clamp(5, 0, 10), 5\n\n\n"
+                     "class TestInherits(TestClamp):\n    pass\n")
+
+
+def test_only_functions_the_launcher_can_watch_are_required_by_their_class_and_name(tmp_path):
+    """An async twin of a sync test (same name, another class) and a nose-style generator method are not watched
+    and not required; a class inheriting tests from one in the same file is (its tests are the base's functions)."""
+    code, records, out, raw = launch(tmp_path, FIXED, test=TWINS)
+    assert code == 0 and not stopped(records), out
+    start = next(r for r in records if r["t"] == "start")
+    defs = dict(start["defs"])[str(tmp_path / "work" / "tests" / "test_calc.py")]
+    assert defs == ["TestClamp.test_high", "TestClamp.test_inside", "TestInherits.test_high",
+                    "TestInherits.test_inside"], defs
+    ids = ("tests/test_calc.py::TestClampAsync::test_high", "tests/test_calc.py::TestOld::test_values")
+    assert verdict_of(code, raw, tmp_path, ids).outcome is Outcome.RESOLVED
+    inherited = ("tests/test_calc.py::TestInherits::test_high", "tests/test_calc.py::TestInherits::test_inside")
+    assert verdict_of(code, raw, tmp_path, inherited).outcome is Outcome.RESOLVED
+    # the inherited ones are watched: with TestCase.run replaced they are caught
+    calc = FIXED + "\nimport unittest\nunittest.TestCase.run = lambda self, result=None: None\n"
+    code, records, out, raw = launch(tmp_path / "u1", calc, test=TWINS)
+    assert verdict_of(code, raw, tmp_path / "u1", inherited).outcome is Outcome.TAMPERED, out
