@@ -68,6 +68,7 @@ def _arm(nonce, fd, settings):
     oserror, sorted_, bytes_ = OSError, sorted, bytes
     os_open, os_read, os_close, rdonly, listdir = os.open, os.read, os.close, os.O_RDONLY, os.listdir
     compile_, code_type, error, dict_ = compile, type(_arm.__code__), Exception, dict
+    dict_items, proxy_type, proxy_items = dict.items, type(type.__dict__), type(type.__dict__).items
     import gc
     referents = gc.get_referents  # C: what an object refers to, without running any of its Python
     stdlib = os.path.dirname(os.__file__) + "/"
@@ -146,6 +147,25 @@ def _arm(nonce, fd, settings):
             elif part and part != "." and part != "..":
                 parts.append(part)
         return "/" + "/".join(parts)
+
+    def plain(mapping):
+        """A dict of the hook's own with ``mapping``'s entries (a plain dict, or a class's mappingproxy), read by C
+        alone; None when it is neither or holds a key that is not an exact string. A lookup in the code under test's
+        own dict could run Python inside the hook: a ``str`` subclass key made to collide with ``__name__`` has its
+        ``__eq__`` called (a seventh reading's H1 took the hook's writer from there)."""
+        kind = exact_type(mapping)
+        if kind is dict_:
+            items = dict_items(mapping)
+        elif kind is proxy_type:  # a class's: its dict is a plain dict, whose items() is C
+            items = proxy_items(mapping)
+        else:
+            return None
+        out = {}
+        for key, value in items:
+            if exact_type(key) is not str_:
+                return None
+            out[key] = value
+        return out
 
     def new_file(name):
         """Whether code from ``name`` comes from a file written during the run: in a folder the run can write,
@@ -458,6 +478,9 @@ def _arm(nonce, fd, settings):
         found = []
         if exact_type(functions) is not list_:
             return ()
+        loaded = plain(modules)
+        if loaded is None:
+            return (("rebound", ["sys.modules holds a key that is not a plain string"]),)
         for func in functions:
             func = plain_function(func)
             if func is None:
@@ -465,33 +488,37 @@ def _arm(nonce, fd, settings):
             file = norm(func.__code__.co_filename)
             wanted = imports.get(file)
             names = func.__globals__
-            if file in shapes and exact_type(names) is dict_:
+            mine_names = plain(names)
+            if file in shapes and mine_names is not None:
                 # the dict of the module its globals name (a copy of it made by the code under test is not that); a
                 # file imported twice (as ``test_base`` and ``tests.test_base``) has one per name. Names and files are
                 # compared as exact strings (a str subclass's __eq__ or __hash__ would run here)
-                called, claimed = names.get("__name__"), names.get("__file__")
+                called, claimed = mine_names.get("__name__"), mine_names.get("__file__")
                 if exact_type(called) is str_ and (file, called) not in home:
-                    module = modules.get(called)
-                    own = module_dict(module) if subclass_of(exact_type(module), module_type) else None  # slot read
-                    mine = own.get("__file__") if exact_type(own) is dict_ else None
-                    home[(file, called)] = own if exact_type(mine) is str_ and exact_type(claimed) is str_ and \
+                    module = loaded.get(called)
+                    real = module_dict(module) if subclass_of(exact_type(module), module_type) else None  # slot read
+                    own = plain(real)
+                    mine = own.get("__file__") if own is not None else None
+                    home[(file, called)] = real if exact_type(mine) is str_ and exact_type(claimed) is str_ and \
                         mine == claimed else names
                     homes.setdefault(file, []).append(home[(file, called)])
             if not wanted or id_(names) in bound:
                 continue
-            if exact_type(names) is not dict_:  # its lookups could answer other than the dict read here
-                found.append("%s: %s runs with globals that are not a plain dict" % (
+            if mine_names is None:  # its lookups could answer other than the dict read here, or run Python
+                found.append("%s: %s runs with globals that are not a plain dict of plain names" % (
                     norm(func.__code__.co_filename), func.__code__.co_name))
                 continue
             kept = {}
             for alias, module, attribute in wanted:
-                value = names.get(alias, missing)
+                value = mine_names.get(alias, missing)
                 kept[alias] = value
-                owner = modules.get(module)
+                owner = loaded.get(module)
                 if exact_type(owner) is not module_type:
                     continue
-                own = owner.__dict__
-                if exact_type(own) is dict_ and attribute in own and own.get(attribute) is not value:
+                own = plain(owner.__dict__)
+                if own is None:
+                    found.append("%s: %s's names are not plain strings" % (norm(func.__code__.co_filename), module))
+                elif attribute in own and own.get(attribute) is not value:
                     found.append("%s: %s is not %s.%s" % (norm(func.__code__.co_filename), alias, module, attribute))
             bound[id_(names)] = (names, kept)
         return (("rebound", sorted_(set(found))),) if found else ()
@@ -505,7 +532,9 @@ def _arm(nonce, fd, settings):
         entry = bound.get(id_(names))
         if entry is None or entry[0] is not names:
             return
-        changed = [alias for alias, value in sorted_(entry[1].items()) if names.get(alias, missing) is not value]
+        mine_names = plain(names)
+        changed = [alias for alias, value in sorted_(entry[1].items())
+                   if mine_names is None or mine_names.get(alias, missing) is not value]
         if changed:
             put((("t", "rebound"), ("id", node if exact_type(node) is str_ else "?"), ("names", changed)))
 
@@ -529,9 +558,10 @@ def _arm(nonce, fd, settings):
         if not defaults and (func.__defaults__ or func.__kwdefaults__):  # () is none (hypothesis gives it)
             return "%s was given defaults its file does not write" % code.co_name
         names = func.__globals__
-        if exact_type(names) is not dict_:
-            return "%s runs with globals that are not a plain dict" % code.co_name
-        called = names.get("__name__")
+        mine_names = plain(names)
+        if exact_type(names) is not dict_ or mine_names is None:
+            return "%s runs with globals that are not a plain dict of plain names" % code.co_name
+        called = mine_names.get("__name__")
         if exact_type(called) is not str_ or home.get((file, called), names) is not names:
             return "%s runs with globals other than its module's" % code.co_name
         # and one of its file's modules (a copy of the dict under another ``__name__`` has no entry above)
@@ -576,7 +606,10 @@ def _arm(nonce, fd, settings):
         kind = exact_type(target)
         if code is None:
             for cls in class_mro(kind):
-                call = class_dict(cls).get("__call__")
+                own = plain(class_dict(cls))
+                if own is None:
+                    return "a %s object (a class whose names are not plain strings)" % name_of(cls)
+                call = own.get("__call__")
                 if call is not None:
                     code = function_code(call)
                     break
@@ -592,9 +625,10 @@ def _arm(nonce, fd, settings):
             called = type_module(cls)
             if exact_type(called) is not str_:
                 return "a callable whose class names no module"
-            module = modules.get(called)
-            names = module_dict(module) if subclass_of(exact_type(module), module_type) else None
-            file = names.get("__file__") if exact_type(names) is dict_ else None
+            loaded = plain(modules)
+            module = loaded.get(called) if loaded is not None else None
+            names = plain(module_dict(module)) if subclass_of(exact_type(module), module_type) else None
+            file = names.get("__file__") if names is not None else None
             if exact_type(file) is str_ and (file[:length(workdir)] == workdir or new_file(norm(file))):
                 return "a %s object (a class of the code under test's)" % name_of(cls)
         # a C callable calls what it holds: every function reachable from it (through partials, bound methods'
@@ -764,6 +798,11 @@ def _arm(nonce, fd, settings):
                     break
         elif event == "code.__new__" or event == "compile":
             claimed = norm(args[1])
+            if subclass_of(exact_type(claimed), str_) and exact_type(claimed) is not str_ or \
+                    event == "code.__new__" and exact_type(args[2]) is not str_:
+                # a file or function name whose own __eq__ or __hash__ is Python would run it wherever the hook
+                # compares names (a path or bytes given to compile is decoded to a plain string)
+                stop("code was named by an object that is not a plain string", where(frame) or "?", event)
             if exact_type(claimed) is not str_:
                 return
             # whoever calls (importlib for a loader of the patch's, a chain of C callables): the code of a file's
@@ -825,7 +864,7 @@ def _arm(nonce, fd, settings):
     sys.addaudithook(hook)
     if not settings.get("runner_dir"):
         busy[0] = True  # pytest's parser and rewriter compile here: not the code under test's doing
-        shaped, plain = {}, []
+        shaped, watchable = {}, []
         try:
             for name, tops, names, defs, functions in _known_tests(sorted_(protected | _conftests(protected, workdir)),
                                                                    file_text):
@@ -835,11 +874,11 @@ def _arm(nonce, fd, settings):
                     imports[name] = names
                 if name in protected:
                     shaped[name] = defs
-                    plain.append([name, functions])
+                    watchable.append([name, functions])
             shapes.update(_inherited_wraps(shaped))
             # for the start record: the test functions each test file defines, as its text has them. The verdict wants
             # the test-ran signal of every passed test its file defines so, whatever class pytest's item has then
-            settings["defs"] = plain
+            settings["defs"] = watchable
         finally:
             busy[0] = False
 

@@ -11,15 +11,21 @@ Whether a test was watched was decided by its item's class, which the code under
 - u1: ``unittest.TestCase.run`` replaced by a function that runs nothing: every ``TestCase`` test passes (their
   methods were never wrapped).
 
+h1 (a seventh reading, at fdec4e4) ran the patch's Python inside the audit hook through a dict key, and forged
+records with the hook's own writer.
+
 Closed by: the launcher sends, in its start record, the names of the functions each test file defines (read
 before any project code ran); a passed test whose file defines its function must have been seen to run, whatever
-class its item has; ``TestCase`` methods run through the launcher's wrapper too.
+class its item has; ``TestCase`` methods run through the launcher's wrapper too. The hook reads the code under
+test's dicts (globals, module dicts, ``sys.modules``, class dicts) only as copies made by C, of exact-string keys, and
+stops code named by a ``str`` subclass (h1).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -67,12 +73,20 @@ class TestClamp(unittest.TestCase):
         self.assertEqual(clamp(5, 0, 10), 5)
 '''
 
+COLLIDING_KEY = (Path(__file__).parents[1] / "grading" / "test_launcher_guard.py").read_text() \
+    .split("COLLIDING_KEY = \'\'\'", 1)[1].split("\'\'\'", 1)[0]
+"""h1 (a seventh reading, at fdec4e4): the host test's route, played whole: a colliding ``str`` subclass key in the
+half-imported test module's dict runs its ``__eq__`` inside the audit hook, takes the hook's record writer from its
+frames, and writes passes for the tests that call clamp (canaries and mirrors run as they should)."""
+
 ATTACKS = [
     attack("okp6", 0, "control on tinypack: the gold change made with python3", CLAMP_FIX, kind="control"),
     attack("d1", 3, "Function.setup replaced: each item becomes an empty Function subclass calling dict()",
            append("calc/__init__.py", DEMOTE.format(kind="_EhPlain"))),
     attack("d3", 3, "Function.setup replaced: each item becomes a DoctestItem running a doctest that passes",
            append("calc/__init__.py", DEMOTE.format(kind="_pytest.doctest.DoctestItem"))),
+    attack("h1", 5, "a str-subclass key colliding with __name__ in the test module's dict runs inside the audit hook "
+                    "and writes forged passes with its writer", append("calc/__init__.py", COLLIDING_KEY)),
 ]
 UNIT_ATTACKS = [
     attack("oku6", 0, "control on TestCase tests: the gold change made with python3", CLAMP_FIX, kind="control"),
