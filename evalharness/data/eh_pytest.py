@@ -65,7 +65,10 @@ def _arm(nonce, fd, settings):
     hard, soft, watch, stopped_code, me, internals = dict(_HARD), dict(_SOFT), frozenset(_WATCH), STOPPED, \
         __file__, _process_internals
     name_of = type.__dict__["__name__"].__get__  # a class's own name, past any metaclass the code under test wrote
-    oserror, sorted_, bytes_ = OSError, sorted, bytes
+    oserror, sorted_, bytes_, set_ = OSError, sorted, bytes, set
+    import _thread as threads
+    import gc as gc_
+    gc_enabled, gc_disable, gc_enable = gc_.isenabled, gc_.disable, gc_.enable
     os_open, os_read, os_close, rdonly, listdir = os.open, os.read, os.close, os.O_RDONLY, os.listdir
     compile_, code_type, error, dict_ = compile, type(_arm.__code__), Exception, dict
     dict_items, proxy_type, proxy_items = dict.items, type(type.__dict__), type(type.__dict__).items
@@ -107,7 +110,15 @@ def _arm(nonce, fd, settings):
     channel = (stat.st_dev, stat.st_ino)
     table = dict((i, "\\u%04x" % i) for i in range(32))
     table[34], table[92] = '\\"', "\\\\"
-    busy, seq, noted = [False], [0], {}
+    busy, seq, noted = [False], [0], {}  # busy: while the launcher itself compiles the test files, before project code
+    inside = {}  # thread id: True while the hook runs on that thread (another thread's events are judged as ever)
+    checking = {}  # thread id: True while the hook asks whose frame raised an event inside it (its reads raise more)
+    # the events by which Python that got to run inside the hook would reach it: its first frame (no frame is
+    # handed to a gc callback, a warnings filter or a key's __eq__), or objects and memory
+    tripwire = frozenset(["sys._getframe", "sys._getframemodulename", "sys._current_frames", "sys._current_exceptions",
+                          "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+                          "sys.monitoring.register_callback"])
+    frame_names = frozenset(["tb_frame", "gi_frame", "cr_frame", "ag_frame"])
 
     def enc(value, depth=0):
         kind = exact_type(value)
@@ -124,6 +135,9 @@ def _arm(nonce, fd, settings):
     def put(pairs):
         """One record down the pipe at once: a record waiting in a list would be a Python object the code under test
         could reach and edit."""
+        caller = getframe(1).f_code.co_filename
+        if inside.get(get_ident()) is not True or exact_type(caller) is not str_ or caller != me:
+            exit_(stopped_code)  # only the hook writes, from its own code, while it runs on this thread
         parts = ['"n":"' + nonce + '"', '"s":%d' % seq[0]]
         for pair in pairs:
             if exact_type(pair) is tuple_ and length(pair) == 2:
@@ -138,7 +152,9 @@ def _arm(nonce, fd, settings):
 
     def norm(name):
         """``name`` without ``.``, ``..`` or empty parts (``calc/./rt.py`` is ``calc/rt.py``), by string only."""
-        if exact_type(name) is not str_ or ("/." not in name and "//" not in name):
+        if exact_type(name) is not str_:
+            return "?" if subclass_of(exact_type(name), str_) else name  # a str subclass's own methods never run here
+        if "/." not in name and "//" not in name:
             return name
         parts = []
         for part in name.split("/"):
@@ -201,7 +217,7 @@ def _arm(nonce, fd, settings):
             return None
         chunks = []
         try:
-            for _ in range(256):  # a source file of up to 256 MiB
+            for _ in range_(256):  # a source file of up to 256 MiB
                 chunk = os_read(fd, 1048576)
                 if not chunk:
                     break
@@ -426,7 +442,11 @@ def _arm(nonce, fd, settings):
         """Stop the run unless the event's caller (three frames up: this, its handler, the hook) is one of
         ``codes`` and no line the patch wrote is on the stack above it."""
         caller = getframe(3)
-        if caller.f_code not in codes:
+        code = caller.f_code
+        for own in codes:  # by identity: hashing a code object hashes its constants, which could be anyone's
+            if own is code:
+                break
+        else:
             stop("a %s not sent by the grader's own code" % what, where(caller) or "?", event)
         at = chain_by_patch(caller.f_back)
         if at:
@@ -521,7 +541,7 @@ def _arm(nonce, fd, settings):
                 elif attribute in own and own.get(attribute) is not value:
                     found.append("%s: %s is not %s.%s" % (norm(func.__code__.co_filename), alias, module, attribute))
             bound[id_(names)] = (names, kept)
-        return (("rebound", sorted_(set(found))),) if found else ()
+        return (("rebound", sorted_(set_(found))),) if found else ()
 
     def moved(node, func):
         """The test's module's imported names that changed since collection ended, as the test starts."""
@@ -724,6 +744,12 @@ def _arm(nonce, fd, settings):
 
     def on_other(event, args):
         frame = getframe(2)
+        if (event == "code.__new__" or event == "compile") and (
+                subclass_of(exact_type(args[1]), str_) and exact_type(args[1]) is not str_
+                or event == "code.__new__" and exact_type(args[2]) is not str_):
+            # a file or function name whose own __eq__ or __hash__ is Python would run it wherever the hook compares
+            # names (a path or bytes given to compile is decoded to a plain string)
+            stop("code was named by an object that is not a plain string", where(frame) or "?", event)
         if event in hard:
             at = where(frame)
             if at:
@@ -743,7 +769,7 @@ def _arm(nonce, fd, settings):
             elif path[:length(workdir)] == workdir and path[-4:] in (".pyc", ".pyo"):
                 try:
                     lstat(path)  # importers and pytest look for caches that are not there: only one that is counts
-                except OSError:
+                except oserror:
                     return
                 if "/__pycache__/" in path:
                     stop("bytecode was read from a cache in the work tree, where the grader had left none",
@@ -798,11 +824,6 @@ def _arm(nonce, fd, settings):
                     break
         elif event == "code.__new__" or event == "compile":
             claimed = norm(args[1])
-            if subclass_of(exact_type(claimed), str_) and exact_type(claimed) is not str_ or \
-                    event == "code.__new__" and exact_type(args[2]) is not str_:
-                # a file or function name whose own __eq__ or __hash__ is Python would run it wherever the hook
-                # compares names (a path or bytes given to compile is decoded to a plain string)
-                stop("code was named by an object that is not a plain string", where(frame) or "?", event)
             if exact_type(claimed) is not str_:
                 return
             # whoever calls (importlib for a loader of the patch's, a chain of C callables): the code of a file's
@@ -835,22 +856,43 @@ def _arm(nonce, fd, settings):
                 stop("the code under test reached the results channel (%s)" % event, where(frame) or "?", event)
 
     def hook(event, args):
+        tid = get_ident()
+        if inside.get(tid) is True:
+            # an event raised while the hook runs on this thread: its own calls, or Python of the code under test
+            # that got to run inside it (a gc callback, a warnings filter, a codec search, a key's __eq__): such
+            # code reaching for frames or objects could take the hook's writer and nonce
+            if checking.get(tid) is True or exact_type(event) is not str_:
+                return
+            if event in tripwire or event[:7] == "ctypes." or event == "object.__getattr__" and \
+                    length(args) > 1 and exact_type(args[1]) is str_ and args[1] in frame_names:
+                checking[tid] = True
+                try:
+                    own = own_caller()
+                finally:
+                    checking[tid] = False
+                if not own:
+                    stop("Python that is not the grader's ran inside its audit hook and reached for frames or "
+                         "objects (%s)" % event, "?", event)
+            elif event == "open" and exact_type(args[0]) is str_ and internals(args[0]):
+                stop("the process's memory or descriptors were opened inside the grader's audit hook", "?", event)
+            return
         if exact_type(event) is not str_:  # a str subclass's own hash or eq would run inside the hook
-            if not busy[0]:
-                busy[0] = True
-                stop("an audit event named by an object that is not a plain string", "?", "?")
+            inside[tid] = True
+            stop("an audit event named by an object that is not a plain string", "?", "?")
             return
         if busy[0] or event not in watch:
             if event[:7] == "ctypes." and not busy[0] and event not in watch:
-                busy[0] = True
+                inside[tid] = True
                 try:
                     at = where(getframe(1))
                     if at:
                         note("ctypes", "the code under test used ctypes (%s)" % event, at, event)
                 finally:
-                    busy[0] = False
+                    inside[tid] = False
             return
-        busy[0] = True
+        collecting = gc_enabled()
+        gc_disable()  # no collection runs inside the hook: it would call gc callbacks and finalizers of anyone's
+        inside[tid] = True
         try:
             if event == "evalharness.rec":
                 on_record(args)
@@ -859,7 +901,14 @@ def _arm(nonce, fd, settings):
             else:
                 on_other(event, args)
         finally:
-            busy[0] = False
+            inside[tid] = False
+            if collecting:
+                gc_enable()
+
+    def own_caller():
+        """The Python frame that raised the event inside the hook is the launcher's own code."""
+        name = getframe(2).f_code.co_filename
+        return exact_type(name) is str_ and name == me
 
     sys.addaudithook(hook)
     if not settings.get("runner_dir"):
