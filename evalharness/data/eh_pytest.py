@@ -856,52 +856,62 @@ def _arm(nonce, fd, settings):
                 stop("the code under test reached the results channel (%s)" % event, where(frame) or "?", event)
 
     def hook(event, args):
-        tid = get_ident()
-        if inside.get(tid) is True:
-            # an event raised while the hook runs on this thread: its own calls, or Python of the code under test
-            # that got to run inside it (a gc callback, a warnings filter, a codec search, a key's __eq__): such
-            # code reaching for frames or objects could take the hook's writer and nonce
-            if checking.get(tid) is True or exact_type(event) is not str_:
+        # no collection runs inside the hook (before anything it allocates): it would call gc callbacks and
+        # finalizers of anyone's with the hook's frames on the stack
+        collecting = gc_enabled()
+        if collecting:
+            gc_disable()
+        try:
+            tid = get_ident()
+            if checking.get(tid) is True:  # the hook asking whose frame raised an event: its own reads raise more
                 return
-            if event in tripwire or event[:7] == "ctypes." or event == "object.__getattr__" and \
-                    length(args) > 1 and exact_type(args[1]) is str_ and args[1] in frame_names:
+            if exact_type(event) is str_ and (event in tripwire or event[:7] == "ctypes." or
+                                              event == "object.__getattr__" and length(args) > 1 and
+                                              exact_type(args[1]) is str_ and args[1] in frame_names):
+                # Python that got to run inside the hook (a gc callback, a warnings filter, a codec search, a key's
+                # __eq__; on 3.12+ a collection the interpreter had pending runs as the hook starts) reaching for a
+                # frame or objects could take the hook's writer and nonce from its frames
+                nested = inside.get(tid) is True
                 checking[tid] = True
                 try:
-                    own = own_caller()
+                    foreign = (nested or in_hook()) and not own_caller()
                 finally:
                     checking[tid] = False
-                if not own:
-                    stop("Python that is not the grader's ran inside its audit hook and reached for frames or "
-                         "objects (%s)" % event, "?", event)
-            elif event == "open" and exact_type(args[0]) is str_ and internals(args[0]):
-                stop("the process's memory or descriptors were opened inside the grader's audit hook", "?", event)
-            return
-        if exact_type(event) is not str_:  # a str subclass's own hash or eq would run inside the hook
-            inside[tid] = True
-            stop("an audit event named by an object that is not a plain string", "?", "?")
-            return
-        if busy[0] or event not in watch:
-            if event[:7] == "ctypes." and not busy[0] and event not in watch:
+                if foreign:
+                    inside[tid] = True
+                    stop("Python that is not the grader's ran inside its audit hook and reached for frames or objects "
+                         "(%s)" % event, "?", event)
+                if nested:
+                    return
+            if inside.get(tid) is True:  # the hook's own calls
+                if event == "open" and exact_type(args[0]) is str_ and internals(args[0]):
+                    stop("the process's memory or descriptors were opened inside the grader's audit hook", "?", event)
+                return
+            if exact_type(event) is not str_:  # a str subclass's own hash or eq would run inside the hook
                 inside[tid] = True
-                try:
-                    at = where(getframe(1))
-                    if at:
-                        note("ctypes", "the code under test used ctypes (%s)" % event, at, event)
-                finally:
-                    inside[tid] = False
-            return
-        collecting = gc_enabled()
-        gc_disable()  # no collection runs inside the hook: it would call gc callbacks and finalizers of anyone's
-        inside[tid] = True
-        try:
-            if event == "evalharness.rec":
-                on_record(args)
-            elif event == "evalharness.ran":
-                on_ran(args)
-            else:
-                on_other(event, args)
+                stop("an audit event named by an object that is not a plain string", "?", "?")
+                return
+            if busy[0] or event not in watch:
+                if event[:7] == "ctypes." and not busy[0] and event not in watch:
+                    inside[tid] = True
+                    try:
+                        at = where(getframe(1))
+                        if at:
+                            note("ctypes", "the code under test used ctypes (%s)" % event, at, event)
+                    finally:
+                        inside[tid] = False
+                return
+            inside[tid] = True
+            try:
+                if event == "evalharness.rec":
+                    on_record(args)
+                elif event == "evalharness.ran":
+                    on_ran(args)
+                else:
+                    on_other(event, args)
+            finally:
+                inside[tid] = False
         finally:
-            inside[tid] = False
             if collecting:
                 gc_enable()
 
@@ -909,6 +919,19 @@ def _arm(nonce, fd, settings):
         """The Python frame that raised the event inside the hook is the launcher's own code."""
         name = getframe(2).f_code.co_filename
         return exact_type(name) is str_ and name == me
+
+    def in_hook():
+        """A frame of the hook is on this thread's stack above the event's (the hook did not mark itself yet)."""
+        frame = getframe(2)
+        for _ in range_(400):
+            if frame is None:
+                return False
+            if frame.f_code is hook_code:
+                return True
+            frame = frame.f_back
+        return False
+
+    hook_code = hook.__code__
 
     sys.addaudithook(hook)
     if not settings.get("runner_dir"):
