@@ -38,10 +38,12 @@ def _proof(tag):
 
 
 def run(tmp_path, attack, **kw):
+    """The attack appended to the buggy library: the verdict is no pass, and no proof found the hook's frame."""
     out = tmp_path / "proof.txt"
     code, records, o, raw = launch(tmp_path, BUGGY + PROOF.format(out=str(out)) + attack, **kw)
     assert verdict_of(code, raw, tmp_path).outcome is not Outcome.RESOLVED
     text = out.read_text() if out.exists() else ""
+    assert "INSIDE" not in text, (text, o[-2000:])
     return code, records, o, text, raw
 
 
@@ -56,9 +58,7 @@ def _range(*a):
 builtins.range = _range
 from calc import extra
 '''
-    code, records, o, text, raw = run(tmp_path, attack, extra={"calc/extra.py": "X = 1\n"})
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
+    run(tmp_path, attack, extra={"calc/extra.py": "X = 1\n"})
 
 
 def test_v2_const_hash(tmp_path):
@@ -73,9 +73,7 @@ def _go():
 _c = _go.__code__.replace(co_consts=_go.__code__.co_consts + (_H(),))
 _t.FunctionType(_c, globals())()
 '''
-    code, records, o, text, raw = run(tmp_path, attack)
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
+    run(tmp_path, attack)
 
 
 def test_v3_warning_filter(tmp_path):
@@ -89,10 +87,8 @@ from calc import legacy
 warnings.filters.insert(0, ("always", _Mt(), Warning, None, 0))
 legacy.call(_sys._getframe)
 '''
-    code, records, o, text, raw = run(tmp_path, attack, extra={"calc/legacy.py": 'PAT = "\\d+"\n\ndef call(f, *a):\n    return f(*a)\n'},
+    run(tmp_path, attack, extra={"calc/legacy.py": 'PAT = "\\d+"\n\ndef call(f, *a):\n    return f(*a)\n'},
                                  written={"calc/__init__.py": None})
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
 
 
 def test_v4_ast_strsub_filename(tmp_path):
@@ -106,9 +102,7 @@ _tree = ast.parse("_sys._getframe()")
 _code = functools.singledispatch(compile)(_tree, _S("/nowhere/x.py"), "exec")
 exec(_code, {"_sys": _sys})
 '''
-    code, records, o, text, raw = run(tmp_path, attack)
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
+    run(tmp_path, attack)
 
 
 def test_v5_tuple_subclass_defaults(tmp_path):
@@ -126,9 +120,7 @@ def _getobj(self):
     return f
 _pp.Function._getobj = _getobj
 '''
-    code, records, o, text, raw = run(tmp_path, attack)
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
+    run(tmp_path, attack)
 
 
 def test_v6_rewriter_fn_referents(tmp_path):
@@ -153,9 +145,7 @@ _fn = _Fn()
 _fn.__dict__[_K("k")] = 1
 _rw._rewrite_test(_fn, None)
 '''
-    code, records, o, text, raw = run(tmp_path, attack)
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
+    run(tmp_path, attack)
 
 
 def test_v7_codec_lookup(tmp_path):
@@ -172,11 +162,9 @@ _path = __file__.rsplit("/", 1)[0] + "/legacy2.py"
 _c = functools.singledispatch(type(_go.__code__).replace)(_go.__code__, co_filename=_path, co_name="call", co_firstlineno=3)
 exec(_c, {"_sys": _sys})
 '''
-    code, records, o, text, raw = run(tmp_path, attack,
+    run(tmp_path, attack,
                                  extra={"calc/legacy2.py": '# -*- coding: koi8_r -*-\n\ndef call(f, *a):\n    return f(*a)\n'},
                                  written={"calc/__init__.py": None})
-    print(text, code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
 
 
 def test_v8_gc_callback(tmp_path):
@@ -185,14 +173,9 @@ import gc as _gc
 _done = []
 def _cb(phase, info):
     if not _done and phase == "start":
-        f = _sys._getframe  # noqa
-        # cheap check without an audited call: look for the hook via a traceback-free route is not needed here:
-        # sys._getframe is ignored while the hook is busy, noted otherwise
         if _proof("gc-callback"):
             _done.append(1)
 _gc.callbacks.append(_cb)
 _gc.set_threshold(1, 1, 1)
 '''
-    code, records, o, text, raw = run(tmp_path, attack)
-    print(text[:600], code, stopped(records))
-    assert "INSIDE" not in text, (text, o[-2000:])
+    run(tmp_path, attack)
