@@ -543,7 +543,14 @@ def _arm(nonce, fd, settings):
             bound[id_(names)] = (names, kept)
         return (("rebound", sorted_(set_(found))),) if found else ()
 
-    def moved(node, func):
+    def plain_once(names, copied):
+        """``plain(names)``, copied once per test start: ``copied`` is [the dict, its copy] of the last call."""
+        if copied and copied[0] is names:
+            return copied[1]
+        copied[:] = [names, plain(names)]
+        return copied[1]
+
+    def moved(node, func, copied):
         """The test's module's imported names that changed since collection ended, as the test starts."""
         func = plain_function(func)
         if func is None:
@@ -552,13 +559,13 @@ def _arm(nonce, fd, settings):
         entry = bound.get(id_(names))
         if entry is None or entry[0] is not names:
             return
-        mine_names = plain(names)
+        mine_names = plain_once(names, copied)
         changed = [alias for alias, value in sorted_(entry[1].items())
                    if mine_names is None or mine_names.get(alias, missing) is not value]
         if changed:
             put((("t", "rebound"), ("id", node if exact_type(node) is str_ else "?"), ("names", changed)))
 
-    def not_as_written(outer, inner):
+    def not_as_written(outer, inner, copied):
         """What makes the test function about to run other than its file defines it ('' when nothing): a wrapper
         the file does not apply, defaults its parameters do not have, globals that are not its module's dict as
         collection found it. Read from the functions' own slots (no Python of theirs runs); the file's shape was
@@ -578,7 +585,7 @@ def _arm(nonce, fd, settings):
         if not defaults and (func.__defaults__ or func.__kwdefaults__):  # () is none (hypothesis gives it)
             return "%s was given defaults its file does not write" % code.co_name
         names = func.__globals__
-        mine_names = plain(names)
+        mine_names = plain_once(names, copied)
         if exact_type(names) is not dict_ or mine_names is None:
             return "%s runs with globals that are not a plain dict of plain names" % code.co_name
         called = mine_names.get("__name__")
@@ -729,11 +736,12 @@ def _arm(nonce, fd, settings):
             stop("a trace or profile function of the code under test's was set as a test ran",
                  traced + (" (%s)" % node if exact_type(node) is str_ else ""), "evalharness.ran")
         if state == "begin":
-            unlike = not_as_written(args[2], args[3])
+            copied = []  # the test module's dict, read once for both checks
+            unlike = not_as_written(args[2], args[3], copied)
             if unlike:
                 stop("the test function pytest ran is not as its file defines it: " + unlike,
                      node if exact_type(node) is str_ else "?", "evalharness.ran")
-            moved(node, args[2])
+            moved(node, args[2], copied)
             return
         raised = name_of(exact_type(args[4])) if state == "raised" and length(args) > 4 else ""
         file = code_file(args[2])
