@@ -73,6 +73,12 @@ def kept_rows(old: str, names: set[str]) -> tuple[list[str], list[str]]:
     return rows, lines
 
 
+def _kept_by_module(report: dict) -> str:
+    """'; kept by module M n, ...', most first ('' for a report without the count)."""
+    kept = sorted((report.get("kept_by_module") or {}).items(), key=lambda item: (-item[1], item[0]))
+    return "; kept by module " + ", ".join(f"{module} {n}" for module, n in kept) if kept else ""
+
+
 def section(packs: dict[str, Path], notes: list[str], old: str = "") -> str:
     rows, lines = kept_rows(old, set(packs))
     for name, out in packs.items():
@@ -95,7 +101,7 @@ def section(packs: dict[str, Path], notes: list[str], old: str = "") -> str:
         lines.append(f"- {name}: verdicts " + ", ".join(f"{k} {n}" for k, n in report["by_verdict"].items())
                      + "; by Stryker mutator (tried/kept) " + ", ".join(
                          f"{c} {v['tried']}/{v['kept']}" for c, v in report["by_class"].items())
-                     + _gate_line(report))
+                     + _gate_line(report) + _kept_by_module(report))
     return "\n".join([
         "`evalharness packs inject --repo REPO --count N` on the shared JavaScript/TypeScript repositories",
         "(Stryker's instrumenter 8.7.1 in the pack's image; the pack's own runner and report), then `evalharness",

@@ -260,3 +260,14 @@ def test_the_yield_section_keeps_the_rows_of_a_repository_not_measured_again():
     rows, lines = kept_rows(old, {"ts-pattern"})
     assert rows == ["| semver | 2415 |"] and lines == ["- semver: verdicts ok 10"]
     assert kept_rows(old, {"semver", "ts-pattern"}) == ([], [])
+
+
+def test_the_yield_section_names_kept_tasks_by_module_most_first():
+    """The verdict line of a repository ends with its kept tasks per module, most first (ties by name); a report
+    without the count adds nothing."""
+    from benchmarks.inject_yield_js import _kept_by_module
+
+    report = {"kept_by_module": {"src/match": 2, "src/errors": 1, "src/internals/helpers": 4, "src/patterns": 2}}
+    assert _kept_by_module(report) == "; kept by module src/internals/helpers 4, src/match 2, src/patterns 2, " \
+                                      "src/errors 1"
+    assert _kept_by_module({}) == "" and _kept_by_module({"kept_by_module": {}}) == ""
